@@ -1,0 +1,157 @@
+# app-server: a C daemon speaking the Codex app-server JSON-RPC protocol (v2) over stdio.
+#
+#   make            build build/app-server
+#   make run        install missing packages, build, serve JSON-RPC on stdin/stdout
+#   make test       install missing packages, build, run every test (plain and ASan/UBSan)
+#   make schema     regenerate schema/ (JSON Schema) and clients/ts/ from protocol/
+#   make schema-check  fail when the committed schema/ or TS types are stale
+#   make bench      run the benchmarks (figures go to docs/benchmarks.md by hand)
+#   make install    PREFIX=/usr/local DESTDIR=
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+BUILD   ?= build
+SAN     ?= $(BUILD)/san
+
+PKGS     := jansson libcurl libseccomp
+WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-unused-parameter -Wno-missing-field-initializers
+BASEFLAGS := -std=gnu11 -D_GNU_SOURCE -Iprotocol -Isandbox -Iserver \
+	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+OPT      ?= -O2 -g
+CFLAGS   ?=
+LDLIBS   := -lev $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lutil -lpthread -lm
+SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+CORE_SRC := $(sort $(wildcard protocol/*.c sandbox/*.c) $(filter-out server/main.c,$(wildcard server/*.c)))
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+INT_SRC  := $(sort $(wildcard tests/integration/test_*.c))
+HARNESS  := $(sort $(filter-out $(INT_SRC),$(wildcard tests/integration/*.c)))
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+HDRS     := $(wildcard protocol/*.h sandbox/*.h server/*.h tests/integration/*.h)
+
+# $(call objs,DIR,SOURCES)
+objs = $(patsubst %.c,$(1)/obj/%.o,$(2))
+
+.PHONY: all run test deps schema schema-check unit integration suite san-test bench install clean format format-check
+
+all: $(BUILD)/app-server
+
+deps:
+	@sh scripts/deps.sh
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	exec ./$(BUILD)/app-server
+
+# --- objects, in two flavours: plain ($(BUILD)) and sanitized ($(SAN)) ----------------------------
+$(BUILD)/obj/%.o: %.c $(HDRS) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(WARN) $(OPT) $(CFLAGS) -c $< -o $@
+
+$(SAN)/obj/%.o: %.c $(HDRS) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(WARN) $(SANFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libcore.a: $(call objs,$(BUILD),$(CORE_SRC))
+	@rm -f $@
+	ar rcs $@ $^
+
+$(SAN)/libcore.a: $(call objs,$(SAN),$(CORE_SRC))
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/app-server: $(BUILD)/obj/server/main.o $(BUILD)/libcore.a
+	$(CC) $(OPT) -o $@ $^ $(LDLIBS)
+
+$(SAN)/app-server: $(SAN)/obj/server/main.o $(SAN)/libcore.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS)
+
+# Unit tests: one binary per tests/unit/test_*.c, linked with the core library.
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -o $@ $^ $(LDLIBS) -lcmocka
+
+$(SAN)/tests/%: $(SAN)/obj/tests/unit/%.o $(SAN)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+# Integration tests: the harness drives the real binary over pipes.
+$(BUILD)/itests/%: $(BUILD)/obj/tests/integration/%.o $(call objs,$(BUILD),$(HARNESS)) $(BUILD)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -o $@ $^ $(LDLIBS) -lcmocka
+
+$(BUILD)/suite-runner: $(BUILD)/obj/tests/schema_suite/run_suite.o $(BUILD)/libcore.a
+	$(CC) $(OPT) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -o $@ $^ $(LDLIBS)
+
+UNIT_BINS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+SAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(SAN)/tests/%,$(UNIT_SRC))
+INT_BINS      := $(patsubst tests/integration/%.c,$(BUILD)/itests/%,$(INT_SRC))
+BENCH_BINS    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+
+# --- schema: generated from protocol/ by the binary itself -------------------------------------
+schema: $(BUILD)/app-server
+	rm -rf schema clients/ts/protocol.ts
+	./$(BUILD)/app-server generate-json-schema --out schema
+	./$(BUILD)/app-server generate-ts --out clients/ts
+
+schema-check: $(BUILD)/app-server
+	@rm -rf $(BUILD)/schema-check && mkdir -p $(BUILD)/schema-check
+	@./$(BUILD)/app-server generate-json-schema --out $(BUILD)/schema-check/schema
+	@./$(BUILD)/app-server generate-ts --out $(BUILD)/schema-check/ts
+	@diff -r schema $(BUILD)/schema-check/schema >/dev/null || \
+		{ echo "schema/ is stale: run 'make schema' and commit"; diff -r schema $(BUILD)/schema-check/schema | head -20; exit 1; }
+	@diff clients/ts/protocol.ts $(BUILD)/schema-check/ts/protocol.ts >/dev/null || \
+		{ echo "clients/ts/protocol.ts is stale: run 'make schema' and commit"; exit 1; }
+	@echo "schema-check: schema/ and clients/ts/ are fresh"
+
+# --- tests ------------------------------------------------------------------------------------
+unit: $(UNIT_BINS)
+	@sh tests/run-all.sh unit $(UNIT_BINS)
+
+suite: $(BUILD)/suite-runner
+	./$(BUILD)/suite-runner tests/schema_suite/skipped.txt
+
+integration: $(BUILD)/app-server $(INT_BINS)
+	@APP_SERVER_BIN=$(BUILD)/app-server sh tests/run-all.sh integration $(INT_BINS)
+
+san-test: $(SAN)/app-server $(SAN_UNIT_BINS) $(INT_BINS)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		sh tests/run-all.sh san-unit $(SAN_UNIT_BINS)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		APP_SERVER_BIN=$(SAN)/app-server APP_SERVER_SANITIZED=1 sh tests/run-all.sh san-integration $(INT_BINS)
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory format-check schema-check
+	@$(MAKE) --no-print-directory unit suite integration
+	@$(MAKE) --no-print-directory san-test
+	@echo "make test: all suites passed"
+
+bench: $(BUILD)/app-server $(BENCH_BINS)
+	@for b in $(BENCH_BINS); do APP_SERVER_BIN=$(BUILD)/app-server $$b || exit 1; done
+
+# --- style ------------------------------------------------------------------------------------
+FORMAT_FILES = $(wildcard protocol/*.[ch] sandbox/*.[ch] server/*.[ch] tests/*/*.[ch] bench/*.[ch])
+format:
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	@if command -v clang-format >/dev/null; then \
+		clang-format --dry-run -Werror $(FORMAT_FILES) || { echo "run 'make format'"; exit 1; }; \
+	else echo "format-check: clang-format not installed, skipped"; fi
+	@! grep -nE '\b(strcpy|sprintf|strtok|atoi|system|popen)\(' $(FORMAT_FILES) || \
+		{ echo "banned function used (strcpy sprintf strtok atoi system popen)"; exit 1; }
+
+install: $(BUILD)/app-server
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BUILD)/app-server $(DESTDIR)$(PREFIX)/bin/app-server
+
+clean:
+	rm -rf $(BUILD)
+
+.SECONDARY:

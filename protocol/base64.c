@@ -1,0 +1,219 @@
+/*
+ * Base64 encoder and strict decoder (RFC 4648 section 4).
+ *
+ * The encoder looks up 12 bits at a time in a table of 4096 two-character
+ * pairs, six input bytes (two pairs of pairs) per step of the main loop; it
+ * is the hot path of streaming child output, so it must stay far above the
+ * daemon's own throughput.
+ *
+ * The decoder accepts exactly what upstream's Rust base64 crate accepts with
+ * its STANDARD engine (canonical padding required, no trailing bits, no
+ * whitespace) and reports the first error in the same order and wording:
+ *  1. an input of length 4k+1 whose last byte is neither '=' nor a symbol:
+ *     that byte is reported first ("trailing newline" convenience);
+ *  2. every complete quad before the last one, left to right: any byte that
+ *     is not a symbol ('=' included) is "Invalid symbol B, offset I.";
+ *  3. the last 1 to 4 bytes: '=' at quad position 0 or 1, or a symbol after
+ *     '=', is an invalid symbol (the first '='); one lone symbol is
+ *     "Invalid input length: N"; symbols plus '=' not a multiple of 4 is
+ *     "Invalid padding"; unused low bits set in the last symbol is
+ *     "Invalid last symbol B, offset I.".
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base64.h"
+#include "xmalloc.h"
+
+/* The symbol for a 6-bit value, as a constant expression. */
+#define B64_CHR(v)                                                                                 \
+	((v) < 26 ? 'A' + (v)                                                                      \
+		  : (v) < 52 ? 'a' + (v) - 26 : (v) < 62 ? '0' + (v) - 52 : (v) == 62 ? '+' : '/')
+
+/* Two symbols for a 12-bit value, first symbol in the low byte (memory order). */
+#define B64_PAIR(v) ((uint16_t)(B64_CHR((v) >> 6) | (B64_CHR((v) & 63) << 8)))
+#define B64_P4(v)   B64_PAIR(v), B64_PAIR((v) + 1), B64_PAIR((v) + 2), B64_PAIR((v) + 3)
+#define B64_P16(v)  B64_P4(v), B64_P4((v) + 4), B64_P4((v) + 8), B64_P4((v) + 12)
+#define B64_P64(v)  B64_P16(v), B64_P16((v) + 16), B64_P16((v) + 32), B64_P16((v) + 48)
+#define B64_P256(v) B64_P64(v), B64_P64((v) + 64), B64_P64((v) + 128), B64_P64((v) + 192)
+#define B64_P1024(v)                                                                               \
+	B64_P256(v), B64_P256((v) + 256), B64_P256((v) + 512), B64_P256((v) + 768)
+
+static const uint16_t b64_pairs[4096] = {
+	B64_P1024(0),
+	B64_P1024(1024),
+	B64_P1024(2048),
+	B64_P1024(3072),
+};
+
+static const char b64_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* 0xff marks a byte outside the alphabet ('=' included). */
+#define B64_BAD 0xff
+/* The decoded value of each byte, built from the same constant expression. */
+#define B64_ORD(c)                                                                                 \
+	((c) >= 'A' && (c) <= 'Z' ? (c) - 'A'                                                      \
+		: (c) >= 'a' && (c) <= 'z' ? (c) - 'a' + 26                                        \
+		: (c) >= '0' && (c) <= '9' ? (c) - '0' + 52                                        \
+		: (c) == '+' ? 62 : (c) == '/' ? 63 : B64_BAD)
+#define B64_O4(c)   B64_ORD(c), B64_ORD((c) + 1), B64_ORD((c) + 2), B64_ORD((c) + 3)
+#define B64_O16(c)  B64_O4(c), B64_O4((c) + 4), B64_O4((c) + 8), B64_O4((c) + 12)
+#define B64_O64(c)  B64_O16(c), B64_O16((c) + 16), B64_O16((c) + 32), B64_O16((c) + 48)
+
+static const uint8_t b64_values[256] = {
+	B64_O64(0),
+	B64_O64(64),
+	B64_O64(128),
+	B64_O64(192),
+};
+
+/* Length of the encoding of n bytes, without a terminating NUL. */
+size_t
+base64_encoded_len(size_t n)
+{
+	return (n + 2) / 3 * 4;
+}
+
+/* Upper bound of the decoded size of n input characters. */
+size_t
+base64_decoded_max(size_t n)
+{
+	return (n + 3) / 4 * 3;
+}
+
+/* Encode n bytes into out: base64_encoded_len(n) characters, no NUL. */
+void
+base64_encode(const void *in, size_t n, char *out)
+{
+	const uint8_t *s = in;
+	uint64_t w;
+	uint32_t a, b;
+	uint16_t q[4];
+
+	/* Six bytes per step, read as one big-endian 64-bit word (8 bytes must be readable). */
+	while (n >= 8) {
+		memcpy(&w, s, 8);
+		w = __builtin_bswap64(w);
+		q[0] = b64_pairs[(w >> 52) & 0xfff];
+		q[1] = b64_pairs[(w >> 40) & 0xfff];
+		q[2] = b64_pairs[(w >> 28) & 0xfff];
+		q[3] = b64_pairs[(w >> 16) & 0xfff];
+		memcpy(out, q, 8);
+		s += 6;
+		n -= 6;
+		out += 8;
+	}
+	while (n >= 3) {
+		a = (uint32_t)s[0] << 16 | (uint32_t)s[1] << 8 | s[2];
+		q[0] = b64_pairs[a >> 12];
+		q[1] = b64_pairs[a & 0xfff];
+		memcpy(out, q, 4);
+		s += 3;
+		n -= 3;
+		out += 4;
+	}
+	if (n == 0)
+		return;
+	a = s[0];
+	b = n == 2 ? s[1] : 0;
+	out[0] = b64_chars[a >> 2];
+	out[1] = b64_chars[((a & 3) << 4) | (b >> 4)];
+	out[2] = n == 2 ? b64_chars[(b & 15) << 2] : '=';
+	out[3] = '=';
+}
+
+/* Hand back an "Invalid symbol" message for byte c at offset off. */
+static int
+base64_bad_symbol(const char *in, size_t off, char **cause)
+{
+	if (cause != NULL)
+		*cause = xasprintf("Invalid symbol %u, offset %zu.", (unsigned)(uint8_t)in[off], off);
+	return -EINVAL;
+}
+
+/* Decode the last 1 to 4 bytes at in[start..n) into out; see the top comment, rule 3. */
+static int
+base64_decode_tail(const char *in, size_t start, size_t n, uint8_t *out, size_t *outlen,
+	char **cause)
+{
+	uint8_t v[4] = {0, 0, 0, 0}, last = 0;
+	size_t i, nsym = 0, npad = 0, firstpad = 0, nbytes;
+	uint32_t bits;
+
+	for (i = start; i < n; i++) {
+		if (in[i] == '=') {
+			if (i - start < 2)
+				return base64_bad_symbol(in, i, cause);
+			if (npad++ == 0)
+				firstpad = i;
+			continue;
+		}
+		if (npad > 0)
+			return base64_bad_symbol(in, firstpad, cause);
+		if ((v[nsym] = b64_values[(uint8_t)in[i]]) == B64_BAD)
+			return base64_bad_symbol(in, i, cause);
+		last = (uint8_t)in[i];
+		nsym++;
+	}
+	if (n > 0 && nsym < 2) {
+		if (cause != NULL)
+			*cause = xasprintf("Invalid input length: %zu", start + nsym);
+		return -EINVAL;
+	}
+	if ((nsym + npad) % 4 != 0) {
+		if (cause != NULL)
+			*cause = xstrdup("Invalid padding");
+		return -EINVAL;
+	}
+	nbytes = nsym * 6 / 8;
+	bits = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | v[3];
+	if (nbytes < 3 && (bits & (0xffffffu >> (nbytes * 8))) != 0) {
+		if (cause != NULL)
+			*cause = xasprintf("Invalid last symbol %u, offset %zu.", (unsigned)last,
+				start + nsym - 1);
+		return -EINVAL;
+	}
+	for (i = 0; i < nbytes; i++)
+		out[i] = (uint8_t)(bits >> (16 - 8 * i));
+	*outlen = nbytes;
+	return 0;
+}
+
+/* Decode n characters strictly into out (base64_decoded_max(n) bytes); 0 or -EINVAL. */
+int
+base64_decode(const char *in, size_t n, void *out, size_t *outlen, char **cause)
+{
+	const uint8_t *s = (const uint8_t *)in;
+	uint8_t *d = out, a, b, c, e;
+	size_t rem = n % 4, body, i, j, tail;
+	int r;
+
+	*outlen = 0;
+	if (rem == 1 && s[n - 1] != '=' && b64_values[s[n - 1]] == B64_BAD)
+		return base64_bad_symbol(in, n - 1, cause);
+
+	/* The last quad (or partial quad) may hold padding: it goes to the tail. */
+	body = n - rem;
+	if (rem == 0)
+		body = body >= 4 ? body - 4 : 0;
+	for (i = 0; i < body; i += 4) {
+		a = b64_values[s[i]];
+		b = b64_values[s[i + 1]];
+		c = b64_values[s[i + 2]];
+		e = b64_values[s[i + 3]];
+		if ((a | b | c | e) & 0x80) {
+			for (j = i; b64_values[s[j]] != B64_BAD; j++)
+				;
+			return base64_bad_symbol(in, j, cause);
+		}
+		d[0] = (uint8_t)(a << 2 | b >> 4);
+		d[1] = (uint8_t)(b << 4 | c >> 2);
+		d[2] = (uint8_t)(c << 6 | e);
+		d += 3;
+	}
+	if ((r = base64_decode_tail(in, body, n, d, &tail, cause)) != 0)
+		return r;
+	*outlen = (size_t)(d - (uint8_t *)out) + tail;
+	return 0;
+}

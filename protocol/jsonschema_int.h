@@ -1,0 +1,196 @@
+/*
+ * Internals shared by the JSON Schema compiler (jsonschema_compile.c), its
+ * regex translator (jsonschema_regex.c) and the validator (jsonschema.c).
+ * Everything a node points at lives in the owning jsv's arena or in a
+ * document the jsv holds a reference on.
+ */
+#ifndef JSONSCHEMA_INT_H
+#define JSONSCHEMA_INT_H
+
+#include <locale.h>
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "jsonschema.h"
+
+/* Instance type bits; "number" in a schema means JSV_T_INTEGER|JSV_T_NUMBER. */
+#define JSV_T_NULL    0x01
+#define JSV_T_BOOLEAN 0x02
+#define JSV_T_INTEGER 0x04 /* integers, and reals with a zero fraction */
+#define JSV_T_NUMBER  0x08 /* reals with a fraction */
+#define JSV_T_STRING  0x10
+#define JSV_T_ARRAY   0x20
+#define JSV_T_OBJECT  0x40
+
+/* Keywords present in a node (cheap tests before the detailed ones). */
+#define JSV_F_FALSE	 0x00001u /* the boolean schema false */
+#define JSV_F_TYPE	 0x00002u
+#define JSV_F_ENUM	 0x00004u
+#define JSV_F_CONST	 0x00008u
+#define JSV_F_MINIMUM	 0x00010u
+#define JSV_F_MAXIMUM	 0x00020u
+#define JSV_F_EXMINIMUM	 0x00040u
+#define JSV_F_EXMAXIMUM	 0x00080u
+#define JSV_F_MULTIPLEOF 0x00100u
+#define JSV_F_FORMAT	 0x00200u
+#define JSV_F_STRING	 0x00400u /* minLength maxLength pattern */
+#define JSV_F_ARRAY	 0x00800u /* items additionalItems contains min/maxItems uniqueItems */
+#define JSV_F_OBJECT	 0x01000u /* properties required ... dependencies */
+#define JSV_F_APPLY	 0x02000u /* allOf anyOf oneOf not if */
+#define JSV_F_NUMERIC                                                                   \
+	(JSV_F_MINIMUM | JSV_F_MAXIMUM | JSV_F_EXMINIMUM | JSV_F_EXMAXIMUM | JSV_F_MULTIPLEOF | \
+		JSV_F_FORMAT)
+
+/* Compilation state of a node. */
+enum jsv_state {
+	JSV_NEW,      /* created for a $ref target, waiting on the work list */
+	JSV_DONE,     /* compiled */
+	JSV_BROKEN,   /* created during a compilation that failed: never handed out */
+};
+
+/* Integer formats, checked as ranges. */
+enum jsv_format {
+	JSV_FMT_NONE,
+	JSV_FMT_INT8,
+	JSV_FMT_INT16,
+	JSV_FMT_INT32,
+	JSV_FMT_INT64,
+	JSV_FMT_UINT8,
+	JSV_FMT_UINT16,
+	JSV_FMT_UINT32,
+	JSV_FMT_UINT64,
+};
+
+/* An array of subschemas (allOf, anyOf, oneOf, tuple items). */
+struct jsv_list {
+	struct jsv_node **v;
+	size_t n;
+};
+
+/*
+ * A discriminator of an anyOf/oneOf: the property `name` that branch i pins
+ * to values[i] (a single-value enum or a const), or NULL for branch i.
+ */
+struct jsv_disc {
+	const char *name;
+	const json_t **values;
+};
+
+/* One entry of `properties`, sorted by name for binary search. */
+struct jsv_prop {
+	const char *name;
+	struct jsv_node *schema;
+};
+
+/* A compiled `pattern` or one entry of `patternProperties`. */
+struct jsv_regex {
+	regex_t re;
+	const char *source; /* the ECMA-262 text, for messages */
+	struct jsv_node *schema;
+	struct jsv_regex *next_all; /* every regex of the jsv, for regfree */
+};
+
+/* One entry of `dependencies`: a list of names or a schema. */
+struct jsv_dep {
+	const char *name;
+	const char **required;
+	size_t n_required;
+	struct jsv_node *schema;
+};
+
+/* A compiled (sub)schema. */
+struct jsv_node {
+	uint32_t flags;
+	uint8_t types;
+	uint8_t state;
+	uint8_t format;
+	bool unique_items;
+	struct jsv_node *ref; /* $ref: the only thing that applies */
+	struct jsv *owner;
+	const json_t *json; /* the schema text, for lazy compilation */
+	const char *base;   /* base URI for $ref inside, arena string */
+
+	const json_t *enum_values; /* array */
+	const json_t *const_value;
+
+	long double minimum, maximum, exminimum, exmaximum;
+	long double multiple_of;
+	long long multiple_of_int; /* > 0 when multipleOf is an integer */
+
+	size_t min_length, max_length;
+	struct jsv_regex *pattern;
+
+	struct jsv_node *items; /* single-schema form */
+	struct jsv_list tuple;	/* array form */
+	bool has_tuple;
+	struct jsv_node *additional_items;
+	struct jsv_node *contains;
+	size_t min_items, max_items;
+
+	struct jsv_prop *props;
+	size_t n_props;
+	const char **required;
+	size_t n_required;
+	struct jsv_regex *pattern_props;
+	size_t n_pattern_props;
+	struct jsv_node *additional_props;
+	size_t min_props, max_props;
+	struct jsv_node *property_names;
+	struct jsv_dep *deps;
+	size_t n_deps;
+
+	struct jsv_list all_of, any_of, one_of;
+	struct jsv_disc *any_disc, *one_disc;
+	struct jsv_node *not_schema, *if_schema, *then_schema, *else_schema;
+};
+
+/* One chunk of the arena. */
+struct jsv_chunk {
+	struct jsv_chunk *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+/* A pointer-keyed open-addressing hash map. */
+struct jsv_map {
+	const void **keys;
+	void **values;
+	size_t cap, len;
+};
+
+/* A document the jsv resolves refs into: the main one, a loaded one, or an $id scope. */
+struct jsv_resource {
+	const char *uri; /* absolute, no fragment; or "base#name" for a plain-name $id */
+	const json_t *root;
+};
+
+/* A compiled document. */
+struct jsv {
+	struct jsv_chunk *arena;
+	struct jsv_map nodes;  /* schema json_t * -> struct jsv_node * */
+	struct jsv_map bases;  /* schema json_t * -> base URI, where it differs from its document's */
+	struct jsv_resource *resources;
+	size_t n_resources, cap_resources;
+	json_t **owned; /* references taken: the document and loaded ones */
+	size_t n_owned, cap_owned;
+	struct jsv_regex *regexes;
+	struct jsv_node *root;
+	locale_t utf8; /* for regcomp/regexec; (locale_t)0 if unavailable */
+	bool utf8_tried;
+	jsv_load_fn load;
+	void *load_arg;
+};
+
+/* The jsv_node that means "always valid" when a keyword is absent is NULL. */
+
+void *jsv_alloc(struct jsv *jsv, size_t size);
+char *jsv_strdup(struct jsv *jsv, const char *s);
+int jsv_equal(const json_t *a, const json_t *b);
+int jsv_regex_compile(struct jsv *jsv, struct jsv_regex *rx, const char *source, char **cause);
+int jsv_regex_match(const struct jsv *jsv, const struct jsv_regex *rx, const char *s);
+
+#endif

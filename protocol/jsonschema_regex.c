@@ -1,0 +1,546 @@
+/*
+ * `pattern` support: ECMA-262 regex text rewritten as a POSIX extended regex.
+ *
+ * Only whether a match exists matters, so lazy quantifiers (*? +? ?? {n}?)
+ * become greedy ones and (?:...) / (?<name>...) become plain groups without
+ * changing any answer. \d \w \s and their negations become bracket
+ * expressions (\s covers ASCII white space only); \b \B and backreferences
+ * rely on the GNU extensions of glibc's regcomp. ECMA classes are re-emitted
+ * in POSIX order (`]` first, `[` `^` `-` last). Refused with a cause:
+ * lookaround, \p{...}, \k<name>, \0 and NUL, [] and [^], \D \W \S inside a
+ * class, ranges whose ends are one of ] [ ^ -.
+ *
+ * Regexes are compiled and run under a private C.UTF-8 locale (uselocale, so
+ * nothing global changes) when it exists, so `.` and classes see code points.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonschema_int.h"
+#include "xmalloc.h"
+
+#define CLASS_MAX 256 /* items in one bracket expression */
+
+/* A growing output string. */
+struct rbuf {
+	char *p;
+	size_t len, cap;
+};
+
+/* One member of a bracket expression. */
+struct citem {
+	unsigned lo, hi;   /* code point range (lo == hi: a single one) */
+	const char *set;   /* or a ready-made POSIX fragment such as "0-9" */
+};
+
+/* Append n bytes. */
+static void
+rbuf_add(struct rbuf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->p = xrealloc(b->p, b->cap);
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+/* Append a C string. */
+static void
+rbuf_str(struct rbuf *b, const char *s)
+{
+	rbuf_add(b, s, strlen(s));
+}
+
+/* Append a code point as UTF-8. */
+static void
+rbuf_cp(struct rbuf *b, unsigned cp)
+{
+	char u[4];
+	size_t n;
+
+	if (cp < 0x80) {
+		u[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		u[0] = (char)(0xc0 | (cp >> 6));
+		u[1] = (char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else if (cp < 0x10000) {
+		u[0] = (char)(0xe0 | (cp >> 12));
+		u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		u[2] = (char)(0x80 | (cp & 0x3f));
+		n = 3;
+	} else {
+		u[0] = (char)(0xf0 | (cp >> 18));
+		u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		u[3] = (char)(0x80 | (cp & 0x3f));
+		n = 4;
+	}
+	rbuf_add(b, u, n);
+}
+
+/* Append a code point as a literal outside brackets (escaping ERE specials). */
+static void
+rbuf_literal(struct rbuf *b, unsigned cp)
+{
+	if (cp < 0x80 && strchr(".[]()*+?{}|^$\\", (int)cp) != NULL)
+		rbuf_add(b, "\\", 1);
+	rbuf_cp(b, cp);
+}
+
+/* Read n hex digits at s; -1 if they are not there. */
+static long
+read_hex(const char *s, int n)
+{
+	long v = 0;
+	int i, d;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] >= '0' && s[i] <= '9')
+			d = s[i] - '0';
+		else if (s[i] >= 'a' && s[i] <= 'f')
+			d = s[i] - 'a' + 10;
+		else if (s[i] >= 'A' && s[i] <= 'F')
+			d = s[i] - 'A' + 10;
+		else
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+/* Decode one UTF-8 code point at *s (advancing it); the text is valid UTF-8 from jansson. */
+static unsigned
+read_utf8(const char **s)
+{
+	const unsigned char *p = (const unsigned char *)*s;
+	unsigned cp;
+	int n, i;
+
+	if (p[0] < 0x80) {
+		(*s)++;
+		return p[0];
+	}
+	n = p[0] >= 0xf0 ? 3 : p[0] >= 0xe0 ? 2 : 1;
+	cp = p[0] & (0x3f >> n);
+	for (i = 1; i <= n && (p[i] & 0xc0) == 0x80; i++)
+		cp = (cp << 6) | (p[i] & 0x3f);
+	*s += i;
+	return cp;
+}
+
+/*
+ * Decode the character escape after a backslash at *s (pointing past the
+ * backslash) that stands for one code point: \n \t \xHH \uHHHH \cX or an
+ * escaped literal. Returns the code point, -1 if it is not such an escape.
+ */
+static long
+read_char_escape(const char **s)
+{
+	const char *p = *s;
+	long v, lo;
+
+	switch (*p) {
+	case 'n':
+		v = '\n';
+		break;
+	case 't':
+		v = '\t';
+		break;
+	case 'r':
+		v = '\r';
+		break;
+	case 'f':
+		v = '\f';
+		break;
+	case 'v':
+		v = '\v';
+		break;
+	case 'x':
+		if ((v = read_hex(p + 1, 2)) < 0)
+			return -1;
+		p += 2;
+		break;
+	case 'u':
+		if ((v = read_hex(p + 1, 4)) < 0)
+			return -1;
+		p += 4;
+		/* A surrogate pair written as two escapes is one code point. */
+		if (v >= 0xd800 && v < 0xdc00 && p[1] == '\\' && p[2] == 'u' &&
+			(lo = read_hex(p + 3, 4)) >= 0xdc00 && lo < 0xe000) {
+			v = 0x10000 + ((v - 0xd800) << 10) + (lo - 0xdc00);
+			p += 6;
+		}
+		break;
+	case 'c':
+		if (!((p[1] >= 'a' && p[1] <= 'z') || (p[1] >= 'A' && p[1] <= 'Z')))
+			return -1;
+		v = p[1] % 32;
+		p++;
+		break;
+	default:
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))
+			return -1;
+		v = (long)read_utf8(&p);
+		*s = p;
+		return v;
+	}
+	*s = p + 1;
+	return v;
+}
+
+/* Emit one class item (range or single) in POSIX form. */
+static void
+class_emit(struct rbuf *b, const struct citem *it)
+{
+	if (it->set != NULL) {
+		rbuf_str(b, it->set);
+		return;
+	}
+	rbuf_cp(b, it->lo);
+	if (it->hi != it->lo) {
+		rbuf_add(b, "-", 1);
+		rbuf_cp(b, it->hi);
+	}
+}
+
+/* Whether an item is exactly the single code point cp. */
+static int
+is_single(const struct citem *it, unsigned cp)
+{
+	return it->set == NULL && it->lo == cp && it->hi == cp;
+}
+
+/* Translate a bracket expression starting at *s (just past '['). */
+static int
+translate_class(struct rbuf *b, const char **s, const char **why)
+{
+	struct citem items[CLASS_MAX];
+	const char *p = *s;
+	size_t n = 0, i;
+	int neg = 0, has_close = 0, has_open = 0, has_caret = 0, has_dash = 0, others = 0;
+	long cp, hi;
+
+	if (*p == '^') {
+		neg = 1;
+		p++;
+	}
+	if (*p == ']') {
+		*why = "[] and [^] are not supported";
+		return -1;
+	}
+	while (*p != ']') {
+		if (*p == '\0') {
+			*why = "unterminated character class";
+			return -1;
+		}
+		if (n == CLASS_MAX) {
+			*why = "character class too long";
+			return -1;
+		}
+		items[n].set = NULL;
+		if (*p == '\\') {
+			p++;
+			if (*p == 'd' || *p == 'w' || *p == 's') {
+				items[n].set = *p == 'd' ? "0-9" : *p == 'w' ? "A-Za-z0-9_" : " \t\n\r\f\v";
+				p++;
+				n++;
+				continue;
+			}
+			if (*p == 'D' || *p == 'W' || *p == 'S') {
+				*why = "\\D \\W \\S inside a character class are not supported";
+				return -1;
+			}
+			if (*p == 'b') {
+				cp = '\b';
+				p++;
+			} else if ((cp = read_char_escape(&p)) < 0) {
+				*why = "unsupported escape in a character class";
+				return -1;
+			}
+		} else
+			cp = (long)read_utf8(&p);
+		hi = cp;
+		if (p[0] == '-' && p[1] != ']' && p[1] != '\0') {
+			p++;
+			if (*p == '\\') {
+				p++;
+				if ((hi = read_char_escape(&p)) < 0) {
+					*why = "unsupported range in a character class";
+					return -1;
+				}
+			} else
+				hi = (long)read_utf8(&p);
+			if (hi < cp) {
+				*why = "character class range out of order";
+				return -1;
+			}
+			if (strchr("][^-", (int)cp) != NULL || strchr("][^-", (int)hi) != NULL) {
+				*why = "ranges ending in ] [ ^ - are not supported";
+				return -1;
+			}
+		}
+		if (cp == 0) {
+			*why = "NUL is not supported";
+			return -1;
+		}
+		items[n].lo = (unsigned)cp;
+		items[n].hi = (unsigned)hi;
+		n++;
+	}
+	*s = p + 1;
+	/* POSIX order: ']' first, then the rest, then '[' '^' '-'. */
+	for (i = 0; i < n; i++) {
+		if (is_single(&items[i], ']'))
+			has_close = 1;
+		else if (is_single(&items[i], '['))
+			has_open = 1;
+		else if (is_single(&items[i], '^'))
+			has_caret = 1;
+		else if (is_single(&items[i], '-'))
+			has_dash = 1;
+		else
+			others++;
+	}
+	/* A leading '^' would negate: "[^]" is only '^', "[^-]" is '^' and '-'. */
+	if (!neg && has_caret && !has_close && !has_open && others == 0) {
+		rbuf_str(b, has_dash ? "[-^]" : "\\^");
+		return 0;
+	}
+	rbuf_str(b, neg ? "[^" : "[");
+	if (has_close)
+		rbuf_add(b, "]", 1);
+	for (i = 0; i < n; i++) {
+		if (is_single(&items[i], ']') || is_single(&items[i], '[') ||
+			is_single(&items[i], '^') || is_single(&items[i], '-'))
+			continue;
+		class_emit(b, &items[i]);
+	}
+	if (has_open)
+		rbuf_add(b, "[", 1);
+	if (has_caret)
+		rbuf_add(b, "^", 1);
+	if (has_dash)
+		rbuf_add(b, "-", 1);
+	rbuf_add(b, "]", 1);
+	return 0;
+}
+
+/* Length of a {n}, {n,} or {n,m} quantifier at s, 0 if s is not one. */
+static size_t
+quantifier_len(const char *s)
+{
+	size_t i = 1;
+
+	if (s[i] < '0' || s[i] > '9')
+		return 0;
+	while (s[i] >= '0' && s[i] <= '9')
+		i++;
+	if (s[i] == ',') {
+		i++;
+		while (s[i] >= '0' && s[i] <= '9')
+			i++;
+	}
+	return s[i] == '}' ? i + 1 : 0;
+}
+
+/* Translate a backslash escape outside a class (s points past the backslash). */
+static int
+translate_escape(struct rbuf *b, const char **s, const char **why)
+{
+	const char *p = *s;
+	long cp;
+
+	switch (*p) {
+	case 'd':
+		rbuf_str(b, "[0-9]");
+		break;
+	case 'D':
+		rbuf_str(b, "[^0-9]");
+		break;
+	case 'w':
+		rbuf_str(b, "[A-Za-z0-9_]");
+		break;
+	case 'W':
+		rbuf_str(b, "[^A-Za-z0-9_]");
+		break;
+	case 's':
+		rbuf_str(b, "[ \t\n\r\f\v]");
+		break;
+	case 'S':
+		rbuf_str(b, "[^ \t\n\r\f\v]");
+		break;
+	case 'b':
+		rbuf_str(b, "\\b");
+		break;
+	case 'B':
+		rbuf_str(b, "\\B");
+		break;
+	case '1':
+	case '2':
+	case '3':
+	case '4':
+	case '5':
+	case '6':
+	case '7':
+	case '8':
+	case '9':
+		rbuf_add(b, "\\", 1);
+		rbuf_add(b, p, 1);
+		break;
+	case 'p':
+	case 'P':
+		*why = "\\p{...} is not supported";
+		return -1;
+	case 'k':
+		*why = "named backreferences are not supported";
+		return -1;
+	case '\0':
+		*why = "trailing backslash";
+		return -1;
+	default:
+		if ((cp = read_char_escape(&p)) <= 0) {
+			*why = cp == 0 ? "NUL is not supported" : "unsupported escape";
+			return -1;
+		}
+		rbuf_literal(b, (unsigned)cp);
+		*s = p;
+		return 0;
+	}
+	*s = p + 1;
+	return 0;
+}
+
+/* Translate ECMA-262 regex text into POSIX ERE; -1 and *why on what POSIX cannot express. */
+static int
+regex_translate(const char *src, struct rbuf *b, const char **why)
+{
+	const char *p = src;
+	size_t q;
+
+	rbuf_add(b, "", 0);
+	while (*p != '\0') {
+		switch (*p) {
+		case '\\':
+			p++;
+			if (translate_escape(b, &p, why) < 0)
+				return -1;
+			continue;
+		case '[':
+			p++;
+			if (translate_class(b, &p, why) < 0)
+				return -1;
+			continue;
+		case '(':
+			if (p[1] == '?') {
+				if (p[2] == ':')
+					p += 3;
+				else if (p[2] == '<' && p[3] != '=' && p[3] != '!' &&
+					 strchr(p, '>') != NULL)
+					p = strchr(p, '>') + 1;
+				else {
+					*why = "lookaround assertions are not supported";
+					return -1;
+				}
+			} else
+				p++;
+			rbuf_add(b, "(", 1);
+			continue;
+		case '*':
+		case '+':
+		case '?':
+			rbuf_add(b, p, 1);
+			p++;
+			if (*p == '?')
+				p++; /* lazy: same answer to "is there a match" */
+			continue;
+		case '{':
+			if ((q = quantifier_len(p)) > 0) {
+				rbuf_add(b, p, q);
+				p += q;
+				if (*p == '?')
+					p++;
+			} else {
+				rbuf_str(b, "\\{");
+				p++;
+			}
+			continue;
+		case '}':
+			rbuf_str(b, "\\}");
+			p++;
+			continue;
+		case '.':
+			rbuf_str(b, "[^\n\r]");
+			p++;
+			continue;
+		default:
+			rbuf_add(b, p, 1);
+			p++;
+		}
+	}
+	return 0;
+}
+
+/* The private UTF-8 locale, created on first use; (locale_t)0 if the system has none. */
+static locale_t
+regex_locale(struct jsv *jsv)
+{
+	if (!jsv->utf8_tried) {
+		jsv->utf8_tried = true;
+		jsv->utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	}
+	return jsv->utf8;
+}
+
+/* Compile an ECMA-262 pattern into rx (registered for regfree); -1 and *cause if unusable. */
+int
+jsv_regex_compile(struct jsv *jsv, struct jsv_regex *rx, const char *source, char **cause)
+{
+	struct rbuf b = {NULL, 0, 0};
+	const char *why = NULL;
+	locale_t loc = regex_locale(jsv), old = (locale_t)0;
+	char err[128];
+	int r = -1, rc;
+
+	if (regex_translate(source, &b, &why) < 0) {
+		*cause = xasprintf("pattern `%s`: %s", source, why);
+		goto out;
+	}
+	if (loc != (locale_t)0)
+		old = uselocale(loc);
+	rc = regcomp(&rx->re, b.p, REG_EXTENDED | REG_NOSUB);
+	if (loc != (locale_t)0)
+		uselocale(old);
+	if (rc != 0) {
+		regerror(rc, &rx->re, err, sizeof err);
+		*cause = xasprintf("pattern `%s`: %s", source, err);
+		goto out;
+	}
+	rx->source = source;
+	rx->next_all = jsv->regexes;
+	jsv->regexes = rx;
+	r = 0;
+out:
+	free(b.p);
+	return r;
+}
+
+/* Whether the string contains a match of rx. */
+int
+jsv_regex_match(const struct jsv *jsv, const struct jsv_regex *rx, const char *s)
+{
+	locale_t old = (locale_t)0;
+	int rc;
+
+	if (jsv->utf8 != (locale_t)0)
+		old = uselocale(jsv->utf8);
+	rc = regexec(&rx->re, s, 0, NULL, 0);
+	if (jsv->utf8 != (locale_t)0)
+		uselocale(old);
+	return rc == 0;
+}

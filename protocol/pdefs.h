@@ -1,0 +1,101 @@
+/*
+ * The protocol's single source of truth: every type and method the daemon implements, described
+ * once in C tables (protocol/defs_*.c). From these tables come the JSON Schema tree under schema/
+ * (`app-server generate-json-schema`), the TypeScript types (`generate-ts`) and the compiled
+ * validator the daemon runs on every request's params. Nothing else describes the wire.
+ *
+ * Types are written as small expressions:
+ *   string boolean number int32 int64 uint uint16 uint32 uint64 any    primitives ("any" = true)
+ *   Name          a reference to another definition
+ *   T[]           array of T
+ *   {T}           object whose values are T (a map)
+ *   T?            T or null
+ *   A|B           either (anyOf)
+ * Fields are optional unless PF_REQ; a nullable field is written with '?' in its type, as
+ * upstream's Option<T> (e.g. "string?").
+ */
+#ifndef PDEFS_H
+#define PDEFS_H
+
+#include <jansson.h>
+
+#define PF_REQ 0x1 /* the field must be present */
+
+struct pfield {
+	const char *name;
+	const char *type; /* type expression */
+	unsigned flags;
+	const char *dflt; /* JSON text of the default, or NULL */
+	const char *doc;
+};
+
+/* A value of an enum; with docs the schema uses oneOf of one-value enums, as upstream does. */
+struct penum {
+	const char *value;
+	const char *doc;
+};
+
+/* One variant of a tagged union: an object whose tag field holds `tag`. */
+struct pvariant {
+	const char *tag;
+	const struct pfield *fields; /* excluding the tag; terminated by a NULL name */
+	const char *doc;
+};
+
+enum pdef_kind { PD_STRUCT, PD_ENUM, PD_UNION, PD_ALIAS };
+
+struct pdef {
+	const char *name;
+	enum pdef_kind kind;
+	const char *doc;
+	const struct pfield *fields;     /* PD_STRUCT, terminated by a NULL name */
+	const struct penum *values;      /* PD_ENUM, terminated by a NULL value */
+	const struct pvariant *variants; /* PD_UNION, terminated by a NULL tag */
+	const char *tag;                 /* PD_UNION: the tag field's name */
+	const char *alias;               /* PD_ALIAS: a type expression */
+};
+
+enum pmsg_kind {
+	PM_REQUEST,             /* client -> server request */
+	PM_NOTIFICATION,        /* server -> client notification */
+	PM_SERVER_REQUEST,      /* server -> client request */
+	PM_CLIENT_NOTIFICATION, /* client -> server notification */
+};
+
+struct pmethod {
+	const char *method;
+	enum pmsg_kind kind;
+	const char *params; /* definition name, or NULL when the message has no params */
+	const char *result; /* requests: the response's definition name */
+	const char *dir;    /* "v1" or "v2": where the per-message files go */
+	const char *doc;
+};
+
+/* Definition groups, one per protocol area (defs_*.c), each terminated by a NULL name. */
+extern const struct pdef pdefs_core[];
+extern const struct pdef pdefs_exec[];
+
+/* Every method, terminated by a NULL method. */
+extern const struct pmethod pmethods[];
+
+/* Find a definition by name; NULL when unknown. */
+const struct pdef *pdef_find(const char *name);
+/* Call fn for every definition, in declaration order. */
+void pdef_foreach(void (*fn)(const struct pdef *, void *), void *arg);
+/* Find a method by name and kind; NULL when unknown. */
+const struct pmethod *pmethod_find(const char *method, enum pmsg_kind kind);
+
+/* JSON Schema for one type expression; NULL with *cause on a malformed expression. */
+json_t *pschema_type(const char *expr, char **cause);
+/* JSON Schema for one definition (without $schema/title/definitions). */
+json_t *pschema_def(const struct pdef *d, char **cause);
+/* An object {Name: schema} of every definition. */
+json_t *pschema_definitions(char **cause);
+/* Add to `names` (an object used as a set) every definition reachable from def `name`. */
+int pschema_closure(const char *name, json_t *names, char **cause);
+/* Every file of the schema tree: an object {relative path: document}. */
+json_t *pschema_files(char **cause);
+/* TypeScript declarations of every definition and message, as one heap string. */
+char *pts_render(char **cause);
+
+#endif

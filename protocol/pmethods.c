@@ -1,0 +1,60 @@
+/* Protocol tables: every message the daemon implements, and lookups over the definitions. */
+#include <string.h>
+
+#include "pdefs.h"
+#include "xmalloc.h"
+
+const struct pmethod pmethods[] = {
+	{"initialize", PM_REQUEST, "InitializeParams", "InitializeResponse", "v1",
+		"Start the session; must be the first request."},
+	{"command/exec", PM_REQUEST, "CommandExecParams", "CommandExecResponse", "v2",
+		"Run a command (argv) under a sandbox policy, outside any thread."},
+	{"command/exec/write", PM_REQUEST, "CommandExecWriteParams", "CommandExecWriteResponse",
+		"v2", NULL},
+	{"command/exec/terminate", PM_REQUEST, "CommandExecTerminateParams",
+		"CommandExecTerminateResponse", "v2", NULL},
+	{"command/exec/resize", PM_REQUEST, "CommandExecResizeParams", "CommandExecResizeResponse",
+		"v2", NULL},
+	{"initialized", PM_CLIENT_NOTIFICATION, NULL, NULL, "v1", NULL},
+	{"command/exec/outputDelta", PM_NOTIFICATION, "CommandExecOutputDeltaNotification", NULL,
+		"v2", "Output of a streaming command/exec, base64-encoded."},
+	{NULL},
+};
+
+static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec};
+
+/* Find a definition by name; NULL when unknown. */
+const struct pdef *
+pdef_find(const char *name)
+{
+	const struct pdef *d;
+
+	for (size_t i = 0; i < nitems(pdef_groups); i++)
+		for (d = pdef_groups[i]; d->name != NULL; d++)
+			if (strcmp(d->name, name) == 0)
+				return d;
+	return NULL;
+}
+
+/* Call fn for every definition, in declaration order. */
+void
+pdef_foreach(void (*fn)(const struct pdef *, void *), void *arg)
+{
+	const struct pdef *d;
+
+	for (size_t i = 0; i < nitems(pdef_groups); i++)
+		for (d = pdef_groups[i]; d->name != NULL; d++)
+			fn(d, arg);
+}
+
+/* Find a method by name and kind; NULL when unknown. */
+const struct pmethod *
+pmethod_find(const char *method, enum pmsg_kind kind)
+{
+	const struct pmethod *m;
+
+	for (m = pmethods; m->method != NULL; m++)
+		if (m->kind == kind && strcmp(m->method, method) == 0)
+			return m;
+	return NULL;
+}

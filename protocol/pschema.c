@@ -1,0 +1,337 @@
+/*
+ * JSON Schema (draft-07) from the protocol tables. The shapes follow what upstream's generator
+ * emits, so a message valid for one schema is valid for the other: optional fields are simply
+ * not required, nullable ones add "null" to their type (or anyOf [T, null] for references),
+ * a reference carrying a description or default is wrapped in allOf, enums with documented
+ * values become oneOf of one-value enums, tagged unions are oneOf of titled objects.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pdefs.h"
+#include "texpr.h"
+#include "xmalloc.h"
+
+/* Schema of a primitive type. */
+static json_t *
+pschema_prim(const char *name)
+{
+	if (strcmp(name, "any") == 0)
+		return json_true();
+	if (strcmp(name, "string") == 0 || strcmp(name, "boolean") == 0)
+		return json_pack("{s:s}", "type", name);
+	if (strcmp(name, "number") == 0)
+		return json_pack("{s:s, s:s}", "format", "double", "type", "number");
+	if (name[0] == 'u')
+		return json_pack("{s:s, s:i, s:s}", "format", name, "minimum", 0, "type", "integer");
+	return json_pack("{s:s, s:s}", "format", name, "type", "integer");
+}
+
+/* Make s also accept null, the way upstream writes Option<T>. */
+static json_t *
+pschema_nullable(json_t *s)
+{
+	json_t *type;
+
+	if (json_is_true(s))
+		return s;
+	type = json_object_get(s, "type");
+	if (json_is_string(type)) {
+		json_object_set_new(s, "type", json_pack("[O, s]", type, "null"));
+		return s;
+	}
+	if (json_is_array(type)) {
+		json_array_append_new(type, json_string("null"));
+		return s;
+	}
+	return json_pack("{s:[o, {s:s}]}", "anyOf", s, "type", "null");
+}
+
+static json_t *
+pschema_tree(const struct texpr *t)
+{
+	switch (t->kind) {
+	case TX_PRIM:
+		return pschema_prim(t->name);
+	case TX_REF:
+		return json_pack("{s:s+}", "$ref", "#/definitions/", t->name);
+	case TX_ARRAY:
+		return json_pack("{s:o, s:s}", "items", pschema_tree(t->a[0]), "type", "array");
+	case TX_MAP:
+		return json_pack("{s:o, s:s}", "additionalProperties", pschema_tree(t->a[0]), "type",
+			"object");
+	case TX_NULL:
+		return pschema_nullable(pschema_tree(t->a[0]));
+	case TX_OR:
+		return json_pack("{s:[o, o]}", "anyOf", pschema_tree(t->a[0]), pschema_tree(t->a[1]));
+	}
+	return NULL;
+}
+
+/* JSON Schema for one type expression; NULL with *cause on a malformed expression. */
+json_t *
+pschema_type(const char *expr, char **cause)
+{
+	struct texpr *t = texpr_parse(expr, cause);
+	json_t *s;
+
+	if (t == NULL)
+		return NULL;
+	s = pschema_tree(t);
+	texpr_free(t);
+	return s;
+}
+
+/* Attach a description and a default to s, wrapping a bare $ref whose siblings would be ignored. */
+static json_t *
+pschema_annotate(json_t *s, const char *doc, const char *dflt, char **cause)
+{
+	json_t *d = NULL;
+
+	if (doc == NULL && dflt == NULL)
+		return s;
+	if (dflt != NULL && (d = json_loads(dflt, JSON_DECODE_ANY, NULL)) == NULL) {
+		*cause = xasprintf("bad default `%s`", dflt);
+		json_decref(s);
+		return NULL;
+	}
+	if (json_is_true(s)) {
+		json_decref(s);
+		s = json_object();
+	} else if (json_object_get(s, "$ref") != NULL)
+		s = json_pack("{s:[o]}", "allOf", s);
+	if (doc != NULL)
+		json_object_set_new(s, "description", json_string(doc));
+	if (d != NULL)
+		json_object_set_new(s, "default", d);
+	return s;
+}
+
+/* Fill properties/required of an object schema from a field table. */
+static int
+pschema_fields(json_t *obj, const struct pfield *f, char **cause)
+{
+	json_t *props = json_object_get(obj, "properties");
+	json_t *req = json_object_get(obj, "required");
+	json_t *s;
+
+	for (; f != NULL && f->name != NULL; f++) {
+		if ((s = pschema_type(f->type, cause)) == NULL)
+			return -1;
+		if ((s = pschema_annotate(s, f->doc, f->dflt, cause)) == NULL)
+			return -1;
+		json_object_set_new(props, f->name, s);
+		if (f->flags & PF_REQ)
+			json_array_append_new(req, json_string(f->name));
+	}
+	return 0;
+}
+
+/* An object schema, dropping an empty "required" as upstream does. */
+static json_t *
+pschema_object(const struct pfield *fields, const char *doc, char **cause)
+{
+	json_t *obj = json_pack("{s:{}, s:[], s:s}", "properties", "required", "type", "object");
+
+	if (doc != NULL)
+		json_object_set_new(obj, "description", json_string(doc));
+	if (pschema_fields(obj, fields, cause) != 0) {
+		json_decref(obj);
+		return NULL;
+	}
+	if (json_array_size(json_object_get(obj, "required")) == 0)
+		json_object_del(obj, "required");
+	if (json_object_size(json_object_get(obj, "properties")) == 0)
+		json_object_del(obj, "properties");
+	return obj;
+}
+
+/* "commandExec" + "Policy" -> "CommandExecPolicy": upstream's titles of union variants. */
+static char *
+pschema_title(const char *a, const char *b)
+{
+	char *s = xasprintf("%s%s", a, b);
+
+	s[0] = (char)toupper((unsigned char)s[0]);
+	return s;
+}
+
+static json_t *
+pschema_union(const struct pdef *d, char **cause)
+{
+	json_t *one = json_array(), *v, *tag;
+	const struct pvariant *pv;
+	char *title, *ttitle;
+
+	for (pv = d->variants; pv->tag != NULL; pv++) {
+		if ((v = pschema_object(pv->fields, pv->doc, cause)) == NULL) {
+			json_decref(one);
+			return NULL;
+		}
+		title = pschema_title(pv->tag, d->name);
+		ttitle = xasprintf("%sType", title);
+		tag = json_pack("{s:[s], s:s, s:s}", "enum", pv->tag, "title", ttitle, "type", "string");
+		if (json_object_get(v, "properties") == NULL)
+			json_object_set_new(v, "properties", json_object());
+		json_object_set_new(json_object_get(v, "properties"), d->tag, tag);
+		if (json_object_get(v, "required") == NULL)
+			json_object_set_new(v, "required", json_array());
+		json_array_insert_new(json_object_get(v, "required"), 0, json_string(d->tag));
+		json_object_set_new(v, "title", json_string(title));
+		json_array_append_new(one, v);
+		free(title);
+		free(ttitle);
+	}
+	return json_pack("{s:o}", "oneOf", one);
+}
+
+static json_t *
+pschema_enum(const struct pdef *d)
+{
+	const struct penum *e;
+	json_t *vals = json_array(), *one = json_array();
+	int documented = 0;
+
+	for (e = d->values; e->value != NULL; e++) {
+		documented |= e->doc != NULL;
+		json_array_append_new(vals, json_string(e->value));
+		json_array_append_new(one, e->doc != NULL ?
+			json_pack("{s:s, s:[s], s:s}", "description", e->doc, "enum", e->value, "type", "string") :
+			json_pack("{s:[s], s:s}", "enum", e->value, "type", "string"));
+	}
+	if (documented) {
+		json_decref(vals);
+		return json_pack("{s:o}", "oneOf", one);
+	}
+	json_decref(one);
+	return json_pack("{s:o, s:s}", "enum", vals, "type", "string");
+}
+
+/* JSON Schema for one definition (without $schema/title/definitions). */
+json_t *
+pschema_def(const struct pdef *d, char **cause)
+{
+	json_t *s = NULL;
+
+	switch (d->kind) {
+	case PD_STRUCT:
+		return pschema_object(d->fields, d->doc, cause);
+	case PD_ENUM:
+		s = pschema_enum(d);
+		break;
+	case PD_UNION:
+		s = pschema_union(d, cause);
+		break;
+	case PD_ALIAS:
+		s = pschema_type(d->alias, cause);
+		break;
+	}
+	if (s != NULL && d->doc != NULL) {
+		if (json_is_true(s)) {
+			json_decref(s);
+			s = json_object();
+		}
+		json_object_set_new(s, "description", json_string(d->doc));
+	}
+	return s;
+}
+
+static void
+pschema_add_def(const struct pdef *d, void *arg)
+{
+	json_t **defs = arg;
+	char *cause = NULL;
+	json_t *s;
+
+	if (*defs == NULL)
+		return;
+	if ((s = pschema_def(d, &cause)) == NULL) {
+		json_decref(*defs);
+		*defs = json_pack("{s:s}", "error", cause);
+		free(cause);
+		return;
+	}
+	json_object_set_new(*defs, d->name, s);
+}
+
+/* An object {Name: schema} of every definition. */
+json_t *
+pschema_definitions(char **cause)
+{
+	json_t *defs = json_object(), *err;
+
+	pdef_foreach(pschema_add_def, &defs);
+	if ((err = json_object_get(defs, "error")) != NULL && json_is_string(err)) {
+		*cause = xstrdup(json_string_value(err));
+		json_decref(defs);
+		return NULL;
+	}
+	return defs;
+}
+
+static int pschema_closure_expr(const char *expr, json_t *names, char **cause);
+
+static int
+pschema_closure_texpr(const struct texpr *t, json_t *names, char **cause)
+{
+	if (t == NULL)
+		return 0;
+	if (t->kind == TX_REF)
+		return pschema_closure(t->name, names, cause);
+	if (pschema_closure_texpr(t->a[0], names, cause) != 0)
+		return -1;
+	return pschema_closure_texpr(t->a[1], names, cause);
+}
+
+static int
+pschema_closure_expr(const char *expr, json_t *names, char **cause)
+{
+	struct texpr *t = texpr_parse(expr, cause);
+	int r;
+
+	if (t == NULL)
+		return -1;
+	r = pschema_closure_texpr(t, names, cause);
+	texpr_free(t);
+	return r;
+}
+
+static int
+pschema_closure_fields(const struct pfield *f, json_t *names, char **cause)
+{
+	for (; f != NULL && f->name != NULL; f++)
+		if (pschema_closure_expr(f->type, names, cause) != 0)
+			return -1;
+	return 0;
+}
+
+/* Add to `names` every definition reachable from def `name` (itself included). */
+int
+pschema_closure(const char *name, json_t *names, char **cause)
+{
+	const struct pdef *d = pdef_find(name);
+	const struct pvariant *v;
+
+	if (d == NULL) {
+		*cause = xasprintf("unknown type `%s`", name);
+		return -1;
+	}
+	if (json_object_get(names, name) != NULL)
+		return 0;
+	json_object_set_new(names, name, json_true());
+	switch (d->kind) {
+	case PD_STRUCT:
+		return pschema_closure_fields(d->fields, names, cause);
+	case PD_UNION:
+		for (v = d->variants; v->tag != NULL; v++)
+			if (pschema_closure_fields(v->fields, names, cause) != 0)
+				return -1;
+		return 0;
+	case PD_ALIAS:
+		return pschema_closure_expr(d->alias, names, cause);
+	case PD_ENUM:
+		return 0;
+	}
+	return 0;
+}

@@ -1,0 +1,99 @@
+/* The runtime validator of request params, compiled from the protocol tables (pvalidate.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonschema.h"
+#include "pdefs.h"
+#include "pvalidate.h"
+#include "xmalloc.h"
+
+struct pvalidate_entry {
+	const char *method;
+	const struct jsv_node *node;
+};
+
+struct pvalidate {
+	struct jsv *jsv;
+	struct pvalidate_entry *entries;
+	size_t n;
+};
+
+static int
+pvalidate_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct pvalidate_entry *)a)->method,
+		((const struct pvalidate_entry *)b)->method);
+}
+
+struct pvalidate *
+pvalidate_new(char **cause)
+{
+	struct pvalidate *v = xcalloc(1, sizeof *v);
+	const struct pmethod *m;
+	json_t *defs, *doc;
+	char *ptr;
+
+	if ((defs = pschema_definitions(cause)) == NULL)
+		goto fail;
+	doc = json_pack("{s:o}", "definitions", defs);
+	v->jsv = jsv_compile(doc, cause);
+	json_decref(doc);
+	if (v->jsv == NULL)
+		goto fail;
+	for (m = pmethods; m->method != NULL; m++)
+		v->n++;
+	v->entries = xcalloc(v->n, sizeof *v->entries);
+	v->n = 0;
+	for (m = pmethods; m->method != NULL; m++) {
+		if (m->kind != PM_REQUEST || m->params == NULL)
+			continue;
+		ptr = xasprintf("#/definitions/%s", m->params);
+		v->entries[v->n].method = m->method;
+		v->entries[v->n].node = jsv_lookup(v->jsv, ptr);
+		free(ptr);
+		if (v->entries[v->n].node == NULL) {
+			*cause = xasprintf("no schema for %s", m->params);
+			goto fail;
+		}
+		v->n++;
+	}
+	qsort(v->entries, v->n, sizeof *v->entries, pvalidate_cmp);
+	return v;
+fail:
+	pvalidate_free(v);
+	return NULL;
+}
+
+void
+pvalidate_free(struct pvalidate *v)
+{
+	if (v == NULL)
+		return;
+	jsv_free(v->jsv);
+	free(v->entries);
+	free(v);
+}
+
+int
+pvalidate_params(struct pvalidate *v, const char *method, const json_t *params, char **message,
+	json_t **data)
+{
+	struct pvalidate_entry key = {.method = method}, *e;
+	struct jsv_error err;
+
+	e = bsearch(&key, v->entries, v->n, sizeof *v->entries, pvalidate_cmp);
+	if (e == NULL)
+		return 0;
+	if (params == NULL) {
+		*message = xstrdup("Invalid params: missing field `params`");
+		*data = json_pack("{s:s, s:s, s:s}", "path", "/params", "keyword", "required",
+			"message", "missing field `params`");
+		return -1;
+	}
+	if (jsv_validate(e->node, params, &err) == 0)
+		return 0;
+	*message = xasprintf("Invalid params: /params%s: %s", err.path, err.message);
+	*data = json_pack("{s:s+, s:s, s:s}", "path", "/params", err.path, "keyword", err.keyword,
+		"message", err.message);
+	return -1;
+}

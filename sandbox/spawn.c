@@ -1,0 +1,544 @@
+/*
+ * Spawn a child on pipes or a PTY.
+ *
+ * Ordering rules (libuv process.c, tmux job.c, bubblewrap):
+ *  - Everything that allocates or can fail for a reason worth a message
+ *    happens in the parent: the PATH lookup (envp's PATH, not ours), /dev/null,
+ *    the pipes, the PTY with an explicit termios and size, the error pipe.
+ *    Every fd the parent creates is O_CLOEXEC from birth and kept above 2, so
+ *    the child's dup2 onto 0, 1 and 2 can never clobber one of its sources.
+ *  - All signals are blocked across fork(), so no handler of the daemon (libev
+ *    writes to its wakeup fd) runs in the child; the parent's mask is restored
+ *    right after.
+ *  - Between fork and execve the child makes async-signal-safe calls only (no
+ *    malloc, no stdio): libcurl's resolver threads may hold locks. In order:
+ *    signal dispositions to SIG_DFL and an empty mask; setsid; PDEATHSIG with
+ *    a getppid() re-check; TIOCSCTTY for a PTY; dup2 stdio; every other fd
+ *    close-on-exec; chdir; the child hook (the sandbox, seccomp last); execve.
+ *  - A failure in the child is written as {stage, errno} to a close-on-exec
+ *    pipe followed by _exit(127). The parent reads that pipe to EOF (exec
+ *    succeeded) or a report, and then reaps that one pid itself: the daemon's
+ *    libev loop cannot run during spawn_start.
+ *  - PR_SET_PDEATHSIG fires when the forking *thread* exits: call spawn_start
+ *    from the main thread only.
+ */
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "spawn.h"
+#include "xmalloc.h"
+
+/* PATH when envp has none, as glibc's execvp uses. */
+#define SPAWN_DEFAULT_PATH "/bin:/usr/bin"
+/* Ceiling of the per-fd fallback when close_range() is unavailable. */
+#define SPAWN_MAX_FD_SCAN 65536
+
+/* Where the child failed; the order matches the child's steps. */
+enum spawn_stage {
+	SPAWN_STAGE_SIGNALS,
+	SPAWN_STAGE_SETSID,
+	SPAWN_STAGE_PDEATHSIG,
+	SPAWN_STAGE_CTTY,
+	SPAWN_STAGE_STDIO,
+	SPAWN_STAGE_FDS,
+	SPAWN_STAGE_CHDIR,
+	SPAWN_STAGE_SANDBOX,
+	SPAWN_STAGE_EXEC,
+};
+
+/* What a failing child writes to the error pipe: 8 bytes, one atomic write. */
+struct spawn_report {
+	int stage;
+	int err;
+};
+
+/* Everything the child needs, prepared by the parent before fork. */
+struct spawn_child {
+	const char *path;
+	char *const *argv;
+	char *const *envp;
+	const char *cwd;
+	int stdio[3]; /* sources for fds 0, 1 and 2, all above 2 */
+	int slave;    /* PTY slave or -1 */
+	int report;   /* write end of the error pipe */
+	pid_t parent;
+	int maxfd; /* highest fd the close_range() fallback marks */
+	int (*hook)(void *);
+	void *hook_arg;
+};
+
+static const char *spawn_stage_names[] = {
+	[SPAWN_STAGE_SIGNALS] = "signal reset",
+	[SPAWN_STAGE_SETSID] = "setsid",
+	[SPAWN_STAGE_PDEATHSIG] = "parent-death signal",
+	[SPAWN_STAGE_CTTY] = "controlling terminal",
+	[SPAWN_STAGE_STDIO] = "stdio redirection",
+	[SPAWN_STAGE_FDS] = "closing descriptors",
+	[SPAWN_STAGE_CHDIR] = "chdir",
+	[SPAWN_STAGE_SANDBOX] = "sandbox",
+	[SPAWN_STAGE_EXEC] = "exec",
+};
+
+/* Close *fd if open and mark it closed. */
+static void
+spawn_close(int *fd)
+{
+	if (*fd != -1) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/* Move a new close-on-exec fd above stdio if it landed on 0, 1 or 2; 0 or -errno. */
+static int
+spawn_fd_high(int *fd)
+{
+	int nfd;
+
+	if (*fd > 2)
+		return 0;
+	if ((nfd = fcntl(*fd, F_DUPFD_CLOEXEC, 3)) == -1)
+		return -errno;
+	close(*fd);
+	*fd = nfd;
+	return 0;
+}
+
+/* Set O_NONBLOCK on an fd the parent keeps; 0 or -errno. */
+static int
+spawn_set_nonblock(int fd)
+{
+	int fl;
+
+	if ((fl = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1)
+		return -errno;
+	return 0;
+}
+
+/* Create a close-on-exec pipe with both ends above stdio; 0 or -errno. */
+static int
+spawn_pipe(int fds[2])
+{
+	int r;
+
+	if (pipe2(fds, O_CLOEXEC) == -1)
+		return -errno;
+	if ((r = spawn_fd_high(&fds[0])) != 0 || (r = spawn_fd_high(&fds[1])) != 0) {
+		spawn_close(&fds[0]);
+		spawn_close(&fds[1]);
+		return r;
+	}
+	return 0;
+}
+
+/* The value of PATH in envp (the first one, as getenv sees it), or the default. */
+static const char *
+spawn_env_path(char *const *envp)
+{
+	for (; envp != NULL && *envp != NULL; envp++) {
+		if (strncmp(*envp, "PATH=", 5) == 0)
+			return *envp + 5;
+	}
+	return SPAWN_DEFAULT_PATH;
+}
+
+/*
+ * Resolve name as execvp would, but against envp's PATH and with relative
+ * entries taken from cwd: the first regular executable file wins; if none,
+ * -EACCES when some candidate existed but could not be run, else -ENOENT.
+ */
+static int
+spawn_find_path(const char *name, char *const *envp, const char *cwd, char **pathp)
+{
+	const char *dir, *end;
+	char *cand;
+	struct stat sb;
+	int len, r = -ENOENT;
+
+	*pathp = NULL;
+	if (*name == '\0')
+		return -ENOENT;
+	if (strchr(name, '/') != NULL) {
+		*pathp = xstrdup(name); /* execve reports its errors after chdir */
+		return 0;
+	}
+	for (dir = spawn_env_path(envp);; dir = end + 1) {
+		end = strchrnul(dir, ':');
+		len = (int)(end - dir);
+		if (len == 0)
+			cand = cwd != NULL ? xasprintf("%s/%s", cwd, name) : xasprintf("./%s", name);
+		else if (*dir != '/' && cwd != NULL)
+			cand = xasprintf("%s/%.*s/%s", cwd, len, dir, name);
+		else
+			cand = xasprintf("%.*s/%s", len, dir, name);
+		if (access(cand, X_OK) == 0) {
+			if (stat(cand, &sb) == 0 && S_ISREG(sb.st_mode)) {
+				*pathp = cand;
+				return 0;
+			}
+			r = -EACCES; /* a directory, like execve */
+		} else if (errno == EACCES)
+			r = -EACCES;
+		free(cand);
+		if (*end == '\0')
+			break;
+	}
+	return r;
+}
+
+/* Fill t with a cooked terminal: the kernel's tty_std_termios plus IUTF8. */
+static void
+spawn_termios(struct termios *t)
+{
+	memset(t, 0, sizeof *t);
+	t->c_iflag = ICRNL | IXON | IUTF8;
+	t->c_oflag = OPOST | ONLCR;
+	t->c_cflag = CS8 | CREAD | HUPCL;
+	t->c_lflag = ICANON | ISIG | IEXTEN | ECHO | ECHOE | ECHOK | ECHOCTL | ECHOKE;
+	t->c_cc[VINTR] = 0x03;    /* ^C */
+	t->c_cc[VQUIT] = 0x1c;    /* ^\ */
+	t->c_cc[VERASE] = 0x7f;   /* DEL */
+	t->c_cc[VKILL] = 0x15;    /* ^U */
+	t->c_cc[VEOF] = 0x04;     /* ^D */
+	t->c_cc[VSTART] = 0x11;   /* ^Q */
+	t->c_cc[VSTOP] = 0x13;    /* ^S */
+	t->c_cc[VSUSP] = 0x1a;    /* ^Z */
+	t->c_cc[VREPRINT] = 0x12; /* ^R */
+	t->c_cc[VWERASE] = 0x17;  /* ^W */
+	t->c_cc[VLNEXT] = 0x16;   /* ^V */
+	t->c_cc[VDISCARD] = 0x0f; /* ^O */
+	t->c_cc[VEOL] = _POSIX_VDISABLE;
+	t->c_cc[VEOL2] = _POSIX_VDISABLE;
+	t->c_cc[VMIN] = 1;
+	t->c_cc[VTIME] = 0;
+	cfsetispeed(t, B38400);
+	cfsetospeed(t, B38400);
+}
+
+/* Open a PTY pair, both close-on-exec, with our termios and size; 0 or -errno. */
+static int
+spawn_open_pty(unsigned short rows, unsigned short cols, int *masterp, int *slavep)
+{
+	struct termios t;
+	struct winsize ws;
+	char name[64];
+	int m = -1, s = -1, r = -1;
+
+	if ((m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) == -1 || grantpt(m) == -1 ||
+		unlockpt(m) == -1)
+		goto fail;
+	/* TIOCGPTPEER opens the slave without a path lookup (Linux 4.13). */
+	if ((s = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) == -1) {
+		if ((errno = ptsname_r(m, name, sizeof name)) != 0)
+			goto fail;
+		if ((s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) == -1)
+			goto fail;
+	}
+	spawn_termios(&t);
+	if (tcsetattr(s, TCSANOW, &t) == -1)
+		goto fail;
+	memset(&ws, 0, sizeof ws);
+	ws.ws_row = rows != 0 ? rows : SPAWN_DEFAULT_ROWS;
+	ws.ws_col = cols != 0 ? cols : SPAWN_DEFAULT_COLS;
+	if (ioctl(m, TIOCSWINSZ, &ws) == -1)
+		goto fail;
+	if ((r = spawn_fd_high(&m)) != 0 || (r = spawn_fd_high(&s)) != 0 ||
+		(r = spawn_set_nonblock(m)) != 0)
+		goto out;
+	*masterp = m;
+	*slavep = s;
+	return 0;
+fail:
+	r = -errno;
+out:
+	spawn_close(&m);
+	spawn_close(&s);
+	return r;
+}
+
+/* In the child: report {stage, err} to the parent and exit. */
+static void __attribute__((noreturn))
+spawn_child_fail(int fd, int stage, int err)
+{
+	struct spawn_report rep = {stage, err};
+
+	while (write(fd, &rep, sizeof rep) == -1 && errno == EINTR)
+		;
+	_exit(127);
+}
+
+/* In the child: set up and exec; async-signal-safe calls only. */
+static void __attribute__((noreturn))
+spawn_child(const struct spawn_child *c)
+{
+	struct sigaction sa;
+	sigset_t empty;
+	int sig, fd, err;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++) {
+		/* Ignored signals stay ignored across execve; glibc's own fail with EINVAL. */
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &sa, NULL);
+	}
+	sigemptyset(&empty);
+	if (sigprocmask(SIG_SETMASK, &empty, NULL) == -1)
+		spawn_child_fail(c->report, SPAWN_STAGE_SIGNALS, errno);
+
+	if (setsid() == -1)
+		spawn_child_fail(c->report, SPAWN_STAGE_SETSID, errno);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
+		spawn_child_fail(c->report, SPAWN_STAGE_PDEATHSIG, errno);
+	if (getppid() != c->parent)
+		_exit(127); /* the parent died before PDEATHSIG was armed */
+	if (c->slave != -1 && ioctl(c->slave, TIOCSCTTY, 0) == -1)
+		spawn_child_fail(c->report, SPAWN_STAGE_CTTY, errno);
+
+	for (fd = 0; fd < 3; fd++) {
+		if (dup2(c->stdio[fd], fd) == -1)
+			spawn_child_fail(c->report, SPAWN_STAGE_STDIO, errno);
+	}
+	/* Everything above stdio closes at exec; the error pipe stays usable until then. */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == -1) {
+		for (fd = 3; fd <= c->maxfd; fd++)
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
+
+	if (c->cwd != NULL && chdir(c->cwd) == -1)
+		spawn_child_fail(c->report, SPAWN_STAGE_CHDIR, errno);
+	if (c->hook != NULL && (err = c->hook(c->hook_arg)) != 0)
+		spawn_child_fail(c->report, SPAWN_STAGE_SANDBOX, err < 0 ? -err : err);
+
+	execve(c->path, c->argv, c->envp);
+	spawn_child_fail(c->report, SPAWN_STAGE_EXEC, errno);
+}
+
+/* Read up to len bytes until EOF, retrying EINTR; bytes read or -errno. */
+static ssize_t
+spawn_read_full(int fd, void *buf, size_t len)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	while (off < len) {
+		n = read(fd, (char *)buf + off, len - off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return -errno;
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	return (ssize_t)off;
+}
+
+/* Reap pid, retrying EINTR. */
+static void
+spawn_reap(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+}
+
+/* The message for a failure at stage (a parent-side failure is SPAWN_STAGE_EXEC). */
+static char *
+spawn_cause(int stage, int err, const char *cwd)
+{
+	switch (stage) {
+	case SPAWN_STAGE_EXEC:
+		return xasprintf("failed to spawn command: %s (os error %d)", strerror(err), err);
+	case SPAWN_STAGE_CHDIR:
+		return xasprintf("failed to spawn command: cannot change directory to '%s': %s "
+				 "(os error %d)",
+			cwd, strerror(err), err);
+	case SPAWN_STAGE_SANDBOX:
+		return xasprintf("failed to spawn command: sandbox setup failed: %s (os error %d)",
+			strerror(err), err);
+	default:
+		return xasprintf("failed to spawn command: %s failed: %s (os error %d)",
+			spawn_stage_names[stage], strerror(err), err);
+	}
+}
+
+/* Start o->argv on pipes or a PTY; 0, or -errno with a message in *cause. */
+int
+spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause)
+{
+	static char *const no_env[] = {NULL};
+	struct spawn_child c;
+	struct spawn_report rep;
+	struct rlimit rl;
+	sigset_t all, old;
+	char *path = NULL;
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, rp[2] = {-1, -1};
+	int master = -1, slave = -1, devnull = -1, stage = SPAWN_STAGE_EXEC, r;
+	pid_t pid;
+	ssize_t n;
+
+	p->pid = -1;
+	p->in_fd = p->out_fd = p->err_fd = p->pty_fd = -1;
+	if (o->argv == NULL || o->argv[0] == NULL || (o->cwd != NULL && o->cwd[0] != '/')) {
+		r = -EINVAL;
+		goto out;
+	}
+	if ((r = spawn_find_path(o->argv[0], o->envp, o->cwd, &path)) != 0)
+		goto out;
+
+	if (o->flags & SPAWN_PTY) {
+		if ((r = spawn_open_pty(o->rows, o->cols, &master, &slave)) != 0)
+			goto out;
+	} else {
+		if (o->flags & SPAWN_STDIN_PIPE) {
+			if ((r = spawn_pipe(in)) != 0 || (r = spawn_set_nonblock(in[1])) != 0)
+				goto out;
+		} else {
+			if ((devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1) {
+				r = -errno;
+				goto out;
+			}
+			if ((r = spawn_fd_high(&devnull)) != 0)
+				goto out;
+		}
+		if ((r = spawn_pipe(out)) != 0 || (r = spawn_set_nonblock(out[0])) != 0)
+			goto out;
+		if ((r = spawn_pipe(err)) != 0 || (r = spawn_set_nonblock(err[0])) != 0)
+			goto out;
+	}
+	if ((r = spawn_pipe(rp)) != 0)
+		goto out;
+
+	memset(&c, 0, sizeof c);
+	c.path = path;
+	c.argv = o->argv;
+	c.envp = o->envp != NULL ? o->envp : no_env;
+	c.cwd = o->cwd;
+	c.slave = slave;
+	if (slave != -1)
+		c.stdio[0] = c.stdio[1] = c.stdio[2] = slave;
+	else {
+		c.stdio[0] = in[0] != -1 ? in[0] : devnull;
+		c.stdio[1] = out[1];
+		c.stdio[2] = err[1];
+	}
+	c.report = rp[1];
+	c.maxfd = SPAWN_MAX_FD_SCAN;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < SPAWN_MAX_FD_SCAN)
+		c.maxfd = (int)rl.rlim_cur;
+	c.hook = o->child_hook;
+	c.hook_arg = o->child_hook_arg;
+	c.parent = getpid();
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pid = fork();
+	if (pid == 0)
+		spawn_child(&c);
+	r = pid == -1 ? -errno : 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0)
+		goto out;
+
+	/* The child's ends: once closed here, EOF on the error pipe means execve succeeded. */
+	spawn_close(&slave);
+	spawn_close(&in[0]);
+	spawn_close(&out[1]);
+	spawn_close(&err[1]);
+	spawn_close(&devnull);
+	spawn_close(&rp[1]);
+	n = spawn_read_full(rp[0], &rep, sizeof rep);
+	if (n != 0) {
+		if (n == (ssize_t)sizeof rep && rep.err > 0 && rep.stage >= 0 &&
+			rep.stage <= SPAWN_STAGE_EXEC) {
+			stage = rep.stage;
+			r = -rep.err;
+		} else {
+			kill(pid, SIGKILL); /* cannot tell what happened: do not leave it running */
+			r = n < 0 ? (int)n : -EIO;
+		}
+		spawn_reap(pid);
+		goto out;
+	}
+
+	p->pid = pid;
+	p->in_fd = in[1];
+	p->out_fd = out[0];
+	p->err_fd = err[0];
+	p->pty_fd = master;
+	in[1] = out[0] = err[0] = master = -1; /* transferred */
+	r = 0;
+out:
+	if (r != 0 && cause != NULL)
+		*cause = spawn_cause(stage, -r, o->cwd);
+	spawn_close(&in[0]);
+	spawn_close(&in[1]);
+	spawn_close(&out[0]);
+	spawn_close(&out[1]);
+	spawn_close(&err[0]);
+	spawn_close(&err[1]);
+	spawn_close(&rp[0]);
+	spawn_close(&rp[1]);
+	spawn_close(&master);
+	spawn_close(&slave);
+	spawn_close(&devnull);
+	free(path);
+	return r;
+}
+
+/* Set the window size of a PTY master; 0 or -errno. */
+int
+spawn_resize(int pty_fd, unsigned short rows, unsigned short cols)
+{
+	struct winsize ws;
+
+	if (pty_fd < 0 || rows == 0 || cols == 0)
+		return -EINVAL;
+	memset(&ws, 0, sizeof ws);
+	ws.ws_row = rows;
+	ws.ws_col = cols;
+	if (ioctl(pty_fd, TIOCSWINSZ, &ws) == -1)
+		return -errno;
+	return 0;
+}
+
+/* Signal the child's process group, falling back to the child alone; 0 or -errno. */
+int
+spawn_kill_group(pid_t pid, int sig)
+{
+	/* Never kill(0) or kill(-1): those reach our own group or every process. */
+	if (pid <= 1)
+		return -EINVAL;
+	if (kill(-pid, sig) == 0)
+		return 0;
+	if (kill(pid, sig) == 0)
+		return 0;
+	return -errno;
+}
+
+/* Close every fd of p still open and set it to -1. */
+void
+spawn_proc_close(struct spawn_proc *p)
+{
+	if (p == NULL)
+		return;
+	spawn_close(&p->in_fd);
+	spawn_close(&p->out_fd);
+	spawn_close(&p->err_fd);
+	spawn_close(&p->pty_fd);
+}

@@ -1,0 +1,54 @@
+/*
+ * Process spawning for command/exec: pipes or a PTY, a session of its own,
+ * exec failures reported synchronously. Pure POSIX and synchronous: the
+ * caller (server/exec.c) watches the fds and reaps the pid with libev.
+ */
+#ifndef SPAWN_H
+#define SPAWN_H
+
+#include <sys/types.h>
+
+#define SPAWN_PTY        0x1 /* child on a new PTY: stdin, stdout and stderr are the slave */
+#define SPAWN_STDIN_PIPE 0x2 /* a pipe to the child's stdin, else /dev/null (ignored with PTY) */
+
+#define SPAWN_DEFAULT_ROWS 24
+#define SPAWN_DEFAULT_COLS 80
+
+struct spawn_opts {
+	char *const *argv; /* argv[0] without '/' is looked up in envp's PATH (not ours) */
+	char *const *envp; /* the child's full environment; NULL means empty */
+	const char *cwd;   /* absolute; NULL inherits the daemon's */
+	unsigned flags;    /* SPAWN_* */
+	unsigned short rows, cols; /* PTY size; 0 means 24x80 */
+	/*
+	 * Runs in the child after stdio, setsid and chdir, right before execve.
+	 * Must be async-signal-safe. Returns 0 or a positive errno, reported
+	 * like an exec failure with the stage "sandbox".
+	 */
+	int (*child_hook)(void *arg);
+	void *child_hook_arg;
+};
+
+/* Every fd is O_CLOEXEC and O_NONBLOCK, owned by the caller; -1 when absent. */
+struct spawn_proc {
+	pid_t pid;  /* session and process group leader; -1 before start */
+	int in_fd;  /* write end of the stdin pipe (SPAWN_STDIN_PIPE without PTY) */
+	int out_fd; /* read end of the stdout pipe (no PTY) */
+	int err_fd; /* read end of the stderr pipe (no PTY) */
+	int pty_fd; /* PTY master, read and written through this one fd */
+};
+
+/*
+ * Start o->argv. Returns 0 with *p filled in, or -errno with a heap message
+ * in *cause ("failed to spawn command: <strerror> (os error N)"); on failure
+ * nothing is left open and any forked child has been reaped.
+ */
+int spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause);
+/* Set the window size of a PTY master (the kernel sends SIGWINCH); 0 or -errno. */
+int spawn_resize(int pty_fd, unsigned short rows, unsigned short cols);
+/* Signal the child's process group, or the child alone if that fails; 0 or -errno. */
+int spawn_kill_group(pid_t pid, int sig);
+/* Close every fd of p still open and set it to -1 (the pid is left alone). */
+void spawn_proc_close(struct spawn_proc *p);
+
+#endif

@@ -1,0 +1,24 @@
+#!/bin/sh
+# Install the Debian packages the build and the tests need, only when something is missing.
+# Runs as root on a fresh Debian 12 machine (CI); elsewhere it prints what to install.
+set -eu
+
+missing=""
+need() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed' || missing="$missing $1"; }
+
+for p in build-essential pkg-config libev-dev libcurl4-openssl-dev libseccomp-dev libcmocka-dev \
+	libjansson-dev json-schema-test-suite clang-format python3 procps; do
+	need "$p"
+done
+
+[ -z "$missing" ] && exit 0
+
+echo "deps: installing$missing" >&2
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: not root; install these packages:$missing" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >&2

@@ -1,0 +1,251 @@
+/*
+ * The stdio daemon. At start-up the protocol's fds are moved to private close-on-exec
+ * descriptors: fd 0 becomes /dev/null and fd 1 points at stderr, so no stray write, and no
+ * child, can ever touch the protocol stream. Input is read until EAGAIN (bounded per callback)
+ * and every complete line is dispatched; reading pauses while the output queue is congested
+ * and resumes when it drains. Shutdown (stdin EOF, SIGTERM, SIGINT, SIGHUP, or the client
+ * closing our stdout): stop reading, kill every child process group, give in-flight requests
+ * a bounded grace period to be answered, flush the queue, exit 0.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ev.h>
+
+#include "daemon.h"
+#include "exec.h"
+#include "linebuf.h"
+#include "log.h"
+#include "outq.h"
+#include "rpc.h"
+#include "xmalloc.h"
+
+#define DAEMON_READ_BUDGET (1024 * 1024) /* bytes read per callback before yielding */
+
+struct daemon {
+	struct ev_loop *loop;
+	int in_fd, out_fd;
+	int in_flags, out_flags; /* to restore the shared file descriptions at exit */
+	ev_io in_io;
+	ev_signal sig[3];
+	ev_check check;
+	ev_timer deadline;
+	struct outq *q;
+	struct linebuf *lb;
+	struct rpc *rpc;
+	double grace;
+	int paused;
+	int closing;
+};
+
+static void daemon_in_cb(struct ev_loop *, ev_io *, int);
+static void daemon_signal_cb(struct ev_loop *, ev_signal *, int);
+static void daemon_check_cb(struct ev_loop *, ev_check *, int);
+static void daemon_deadline_cb(struct ev_loop *, ev_timer *, int);
+
+/* Move the protocol fds out of 0 and 1. */
+static int
+daemon_stdio(struct daemon *d)
+{
+	int null;
+
+	d->in_fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	d->out_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (d->in_fd < 0 || d->out_fd < 0) {
+		log_error("cannot duplicate stdin/stdout: %s", strerror(errno));
+		return -1;
+	}
+	if ((null = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 ||
+		dup2(null, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+		log_error("cannot redirect stdin/stdout: %s", strerror(errno));
+		return -1;
+	}
+	close(null);
+	d->in_flags = fcntl(d->in_fd, F_GETFL);
+	d->out_flags = fcntl(d->out_fd, F_GETFL);
+	fcntl(d->in_fd, F_SETFL, d->in_flags | O_NONBLOCK);
+	fcntl(d->out_fd, F_SETFL, d->out_flags | O_NONBLOCK);
+	return 0;
+}
+
+/* Begin shutdown: stop reading, kill children, wait (bounded) for the last answers. */
+static void
+daemon_shutdown(struct daemon *d, const char *why)
+{
+	if (d->closing)
+		return;
+	d->closing = 1;
+	log_info("shutting down: %s", why);
+	ev_io_stop(d->loop, &d->in_io);
+	exec_table_kill_all(rpc_exec(d->rpc));
+	ev_check_start(d->loop, &d->check);
+	ev_timer_set(&d->deadline, d->grace, 0.);
+	ev_timer_start(d->loop, &d->deadline);
+}
+
+/* linebuf callback: dispatch, and stop scanning while the output queue is congested. */
+static int
+daemon_line(void *arg, const char *line, size_t len, int oversized)
+{
+	struct daemon *d = arg;
+
+	rpc_line(d->rpc, line, len, oversized);
+	return outq_congested(d->q) || d->closing;
+}
+
+static void
+daemon_pause(struct daemon *d)
+{
+	d->paused = 1;
+	ev_io_stop(d->loop, &d->in_io);
+}
+
+static void
+daemon_in_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct daemon *d = container_of(w, struct daemon, in_io);
+	size_t budget = DAEMON_READ_BUDGET, avail;
+	ssize_t n;
+	char *p;
+
+	while (budget > 0 && !d->closing) {
+		p = linebuf_space(d->lb, &avail);
+		n = read(d->in_fd, p, avail);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				daemon_shutdown(d, strerror(errno));
+			return;
+		}
+		if (n == 0) {
+			linebuf_finish(d->lb, daemon_line, d);
+			daemon_shutdown(d, "end of input");
+			return;
+		}
+		budget -= (size_t)n < budget ? (size_t)n : budget;
+		if (linebuf_fill(d->lb, (size_t)n, daemon_line, d) != 0) {
+			if (!d->closing)
+				daemon_pause(d);
+			return;
+		}
+	}
+}
+
+/* The output queue drained: dispatch the lines held back, then read again. */
+static void
+daemon_drain_cb(void *arg)
+{
+	struct daemon *d = arg;
+
+	exec_table_resume(rpc_exec(d->rpc));
+	if (!d->paused || d->closing)
+		return;
+	if (linebuf_resume(d->lb, daemon_line, d) != 0)
+		return;
+	d->paused = 0;
+	ev_io_start(d->loop, &d->in_io);
+}
+
+static void
+daemon_broken_cb(void *arg)
+{
+	daemon_shutdown(arg, "the client closed our output");
+}
+
+static void
+daemon_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct daemon *d = w->data;
+
+	daemon_shutdown(d, strsignal(w->signum));
+}
+
+/* After each loop iteration while closing: done once nothing is pending. */
+static void
+daemon_check_cb(struct ev_loop *loop, ev_check *w, int revents)
+{
+	struct daemon *d = container_of(w, struct daemon, check);
+
+	if (rpc_inflight(d->rpc) == 0 && exec_table_count(rpc_exec(d->rpc)) == 0)
+		ev_break(loop, EVBREAK_ALL);
+}
+
+static void
+daemon_deadline_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	log_warn("shutdown grace period over; answering what is left with errors");
+	ev_break(loop, EVBREAK_ALL);
+}
+
+/* Serve JSON-RPC on stdin/stdout until EOF or a signal; returns the exit status. */
+int
+daemon_run(const struct daemon_opts *opts)
+{
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+	struct daemon d = {.in_fd = -1, .out_fd = -1, .grace = opts->grace};
+	struct rpc_opts ro = {.max_inflight = opts->max_inflight};
+	char *cause = NULL;
+	int status = 1;
+
+	signal(SIGPIPE, SIG_IGN);
+	d.loop = ev_default_loop(EVFLAG_AUTO);
+	if (daemon_stdio(&d) != 0)
+		goto out;
+	d.q = outq_new(d.loop, d.out_fd, opts->out_high, opts->out_low);
+	d.lb = linebuf_new(opts->max_line);
+	if ((d.rpc = rpc_new(d.loop, d.q, &ro, &cause)) == NULL) {
+		log_error("cannot compile the protocol schema: %s", cause);
+		goto out;
+	}
+	rpc_set_exec(d.rpc, exec_table_new(d.rpc));
+	outq_set_drain_cb(d.q, daemon_drain_cb, &d);
+	outq_set_broken_cb(d.q, daemon_broken_cb, &d);
+	ev_io_init(&d.in_io, daemon_in_cb, d.in_fd, EV_READ);
+	ev_io_start(d.loop, &d.in_io);
+	for (size_t i = 0; i < nitems(sigs); i++) {
+		ev_signal_init(&d.sig[i], daemon_signal_cb, sigs[i]);
+		d.sig[i].data = &d;
+		ev_signal_start(d.loop, &d.sig[i]);
+		ev_unref(d.loop);
+	}
+	ev_check_init(&d.check, daemon_check_cb);
+	ev_init(&d.deadline, daemon_deadline_cb);
+	ev_run(d.loop, 0);
+
+	exec_table_free(rpc_exec(d.rpc));
+	rpc_set_exec(d.rpc, NULL);
+	rpc_free(d.rpc);
+	d.rpc = NULL;
+	if (outq_flush_wait(d.q, 2000) != 0 && !outq_broken(d.q))
+		log_warn("could not flush all output before exit");
+	status = 0;
+out:
+	free(cause);
+	for (size_t i = 0; i < nitems(sigs); i++) {
+		if (ev_is_active(&d.sig[i])) {
+			ev_ref(d.loop);
+			ev_signal_stop(d.loop, &d.sig[i]);
+		}
+	}
+	ev_check_stop(d.loop, &d.check);
+	ev_timer_stop(d.loop, &d.deadline);
+	ev_io_stop(d.loop, &d.in_io);
+	rpc_free(d.rpc);
+	outq_free(d.q);
+	linebuf_free(d.lb);
+	if (d.in_fd >= 0) {
+		fcntl(d.in_fd, F_SETFL, d.in_flags);
+		close(d.in_fd);
+	}
+	if (d.out_fd >= 0) {
+		fcntl(d.out_fd, F_SETFL, d.out_flags);
+		close(d.out_fd);
+	}
+	ev_loop_destroy(d.loop);
+	return status;
+}

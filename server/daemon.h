@@ -1,0 +1,18 @@
+/* The stdio daemon: owns the protocol fds, the loop, shutdown. */
+#ifndef DAEMON_H
+#define DAEMON_H
+
+#include <stddef.h>
+
+struct daemon_opts {
+	size_t max_line;     /* longest accepted input line, bytes */
+	size_t out_high;     /* output queue high watermark, bytes */
+	size_t out_low;      /* and low watermark */
+	size_t max_inflight; /* unanswered requests before -32001 */
+	double grace;        /* seconds to finish in-flight work at shutdown */
+};
+
+/* Serve JSON-RPC on stdin/stdout until EOF or a signal; returns the exit status. */
+int daemon_run(const struct daemon_opts *opts);
+
+#endif

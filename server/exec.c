@@ -1,0 +1,522 @@
+/*
+ * command/exec and its follow-ups (write, resize, terminate): request validation in upstream's
+ * order and wording, the per-connection process table keyed by the client's processId, and
+ * the sandbox decision. Until the sandbox executor exists, only dangerFullAccess and
+ * externalSandbox (the caller's own sandbox) run; any other policy is refused, never run
+ * less sandboxed than asked.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base64.h"
+#include "exec.h"
+#include "exec_int.h"
+#include "handlers.h"
+#include "log.h"
+#include "rpc.h"
+#include "xmalloc.h"
+
+extern char **environ;
+
+static void exec_reaper_cb(struct ev_loop *, ev_idle *, int);
+
+struct exec_table *
+exec_table_new(struct rpc *r)
+{
+	struct exec_table *t = xcalloc(1, sizeof *t);
+
+	t->rpc = r;
+	ev_idle_init(&t->reaper, exec_reaper_cb);
+	return t;
+}
+
+static void
+exec_reap_dead(struct exec_table *t)
+{
+	struct exec_proc *p;
+
+	while ((p = t->dead) != NULL) {
+		t->dead = p->next;
+		exec_proc_free(p);
+	}
+}
+
+static void
+exec_reaper_cb(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	struct exec_table *t = container_of(w, struct exec_table, reaper);
+
+	ev_idle_stop(loop, w);
+	exec_reap_dead(t);
+}
+
+/* Called when p finished and answered: unlink it now, free it from the idle watcher. */
+void
+exec_table_retire(struct exec_table *t, struct exec_proc *p)
+{
+	if (p->prev != NULL)
+		p->prev->next = p->next;
+	else
+		t->procs = p->next;
+	if (p->next != NULL)
+		p->next->prev = p->prev;
+	p->prev = NULL;
+	p->next = t->dead;
+	t->dead = p;
+	t->count--;
+	ev_idle_start(rpc_loop(t->rpc), &t->reaper);
+}
+
+void
+exec_table_kill_all(struct exec_table *t)
+{
+	struct exec_proc *p;
+
+	if (t == NULL)
+		return;
+	for (p = t->procs; p != NULL; p = p->next)
+		exec_proc_kill(p);
+}
+
+/* Free the table. Processes still listed are killed; their requests are answered by rpc_free. */
+void
+exec_table_free(struct exec_table *t)
+{
+	struct ev_loop *loop;
+	struct exec_proc *p;
+
+	if (t == NULL)
+		return;
+	loop = rpc_loop(t->rpc);
+	while ((p = t->procs) != NULL) {
+		t->procs = p->next;
+		exec_proc_kill(p);
+		ev_child_stop(loop, &p->child);
+		ev_timer_stop(loop, &p->timeout);
+		ev_timer_stop(loop, &p->drain);
+		ev_io_stop(loop, &p->out.io);
+		ev_io_stop(loop, &p->err.io);
+		ev_io_stop(loop, &p->in_io);
+		if (p->out.fd >= 0)
+			close(p->out.fd);
+		if (p->err.fd >= 0)
+			close(p->err.fd);
+		if (p->in_fd >= 0)
+			close(p->in_fd);
+		exec_proc_free(p);
+	}
+	ev_idle_stop(loop, &t->reaper);
+	exec_reap_dead(t);
+	free(t);
+}
+
+size_t
+exec_table_count(const struct exec_table *t)
+{
+	return t != NULL ? t->count : 0;
+}
+
+/* The output queue drained: resume every paused stream. */
+void
+exec_table_resume(struct exec_table *t)
+{
+	struct exec_proc *p;
+
+	if (t == NULL)
+		return;
+	for (p = t->procs; p != NULL; p = p->next)
+		exec_proc_resume(p);
+}
+
+/* The running process with this client processId, or NULL. */
+static struct exec_proc *
+exec_find(struct exec_table *t, const char *id)
+{
+	struct exec_proc *p;
+
+	for (p = t->procs; p != NULL; p = p->next)
+		if (p->id != NULL && strcmp(p->id, id) == 0)
+			return p;
+	return NULL;
+}
+
+/* `"id"` as upstream quotes process ids in messages. */
+static char *
+exec_quote(const char *id)
+{
+	json_t *s = json_string(id);
+	char *q = json_dumps(s, JSON_ENCODE_ANY);
+
+	json_decref(s);
+	return q;
+}
+
+/* Look up the target of a follow-up call, answering the error when there is none. */
+static struct exec_proc *
+exec_target(struct rpc *r, struct rpc_req *req, json_t *params)
+{
+	const char *id = json_string_value(json_object_get(params, "processId"));
+	struct exec_proc *p = exec_find(rpc_exec(r), id);
+	char *q;
+
+	if (p != NULL && p->pid > 0)
+		return p;
+	q = exec_quote(id);
+	if (p == NULL)
+		rpc_reply_errorf(req, RPC_INVALID_REQUEST, "no active command/exec for process id %s",
+			q);
+	else
+		rpc_reply_errorf(req, RPC_INVALID_REQUEST, "command/exec %s is no longer running", q);
+	free(q);
+	return NULL;
+}
+
+/* A JSON string as a C string, refusing embedded NUL bytes. */
+static const char *
+exec_cstr(const json_t *s)
+{
+	const char *v = json_string_value(s);
+
+	return v != NULL && strlen(v) == json_string_length(s) ? v : NULL;
+}
+
+/* The child's environment: ours, with the overrides applied (null unsets). */
+static char **
+exec_env(const json_t *env, const char *extra, const char **bad)
+{
+	size_t n = 0, cap, i;
+	const char *k;
+	json_t *v;
+	char **e;
+
+	while (environ[n] != NULL)
+		n++;
+	cap = n + json_object_size(env) + 2;
+	e = xcalloc(cap, sizeof *e);
+	for (i = 0; i < n; i++)
+		e[i] = xstrdup(environ[i]);
+	json_object_foreach((json_t *)env, k, v)
+	{
+		size_t kl = strlen(k), j;
+
+		if (kl == 0 || strchr(k, '=') != NULL || (json_is_string(v) && exec_cstr(v) == NULL)) {
+			*bad = k;
+			goto fail;
+		}
+		for (j = 0; j < n; j++) {
+			if (e[j] != NULL && strncmp(e[j], k, kl) == 0 && e[j][kl] == '=') {
+				free(e[j]);
+				e[j] = NULL;
+			}
+		}
+		if (json_is_string(v))
+			e[n++] = xasprintf("%s=%s", k, json_string_value(v));
+	}
+	if (extra != NULL)
+		e[n++] = xstrdup(extra);
+	/* Close the gaps left by unset variables. */
+	for (i = 0, cap = 0; i < n; i++)
+		if (e[i] != NULL)
+			e[cap++] = e[i];
+	e[cap] = NULL;
+	return e;
+fail:
+	for (i = 0; i < n; i++)
+		free(e[i]);
+	free(e);
+	return NULL;
+}
+
+static void
+exec_strv_free(char **v)
+{
+	if (v == NULL)
+		return;
+	for (char **p = v; *p != NULL; p++)
+		free(*p);
+	free(v);
+}
+
+/*
+ * The sandbox decision. Returns 0 and sets *env_extra for a policy we can honour, or -1 with a
+ * message. Without a policy upstream applies the configured one; ours defaults to readOnly.
+ */
+static int
+exec_policy(const json_t *policy, const char **env_extra, char **why)
+{
+	const char *type = json_string_value(json_object_get(policy, "type"));
+	const char *net;
+
+	*env_extra = NULL;
+	if (type == NULL)
+		type = "readOnly";
+	if (strcmp(type, "dangerFullAccess") == 0)
+		return 0;
+	if (strcmp(type, "externalSandbox") == 0) {
+		net = json_string_value(json_object_get(policy, "networkAccess"));
+		if (net == NULL || strcmp(net, "restricted") == 0)
+			*env_extra = "CODEX_SANDBOX_NETWORK_DISABLED=1";
+		return 0;
+	}
+	*why = xasprintf("sandbox policy %s is not available: this build has no sandbox executor "
+			 "yet; use dangerFullAccess or externalSandbox",
+		type);
+	return -1;
+}
+
+/* A uint/int JSON field that may be null: 1 when present. */
+static int
+exec_int(const json_t *params, const char *key, json_int_t *out)
+{
+	json_t *v = json_object_get(params, key);
+
+	if (!json_is_integer(v))
+		return 0;
+	*out = json_integer_value(v);
+	return 1;
+}
+
+/* Resolve cwd against the daemon's cwd. */
+static char *
+exec_cwd(const json_t *cwd)
+{
+	const char *c = exec_cstr(cwd);
+	char here[PATH_MAX];
+
+	if (c == NULL || c[0] == '/')
+		return c != NULL ? xstrdup(c) : NULL;
+	if (getcwd(here, sizeof here) == NULL)
+		return xstrdup(c);
+	return xasprintf("%s/%s", here, c);
+}
+
+void
+handle_command_exec(struct rpc *r, struct rpc_req *req, json_t *params)
+{
+	struct exec_table *t = rpc_exec(r);
+	json_t *argv = json_object_get(params, "command"), *size = json_object_get(params, "size");
+	json_t *policy = json_object_get(params, "sandboxPolicy"), *v;
+	const char *id = json_string_value(json_object_get(params, "processId"));
+	int tty = json_is_true(json_object_get(params, "tty"));
+	int sin = tty || json_is_true(json_object_get(params, "streamStdin"));
+	int sout = tty || json_is_true(json_object_get(params, "streamStdoutStderr"));
+	int no_cap = json_is_true(json_object_get(params, "disableOutputCap"));
+	int no_timeout = json_is_true(json_object_get(params, "disableTimeout"));
+	json_int_t timeout_ms = EXEC_DEFAULT_TIMEOUT_MS, cap = EXEC_DEFAULT_CAP, rows = 0, cols = 0;
+	int has_timeout = exec_int(params, "timeoutMs", &timeout_ms);
+	int has_cap = exec_int(params, "outputBytesCap", &cap);
+	struct spawn_opts so = {0};
+	struct spawn_proc sp = {.pid = -1, .in_fd = -1, .out_fd = -1, .err_fd = -1, .pty_fd = -1};
+	char **cargv = NULL, **envp = NULL, *cwd = NULL, *why = NULL, *q;
+	const char *env_extra = NULL, *bad = NULL;
+	struct exec_proc *p;
+	size_t i;
+
+	if (json_array_size(argv) == 0) {
+		rpc_reply_error(req, RPC_INVALID_REQUEST, "command must not be empty", NULL);
+		return;
+	}
+	if (json_object_get(params, "permissionProfile") != NULL) {
+		if (!rpc_experimental(r))
+			rpc_reply_error(req, RPC_INVALID_REQUEST,
+				"command/exec.permissionProfile requires experimentalApi capability", NULL);
+		else if (json_is_object(policy))
+			rpc_reply_error(req, RPC_INVALID_REQUEST,
+				"`permissionProfile` cannot be combined with `sandboxPolicy`", NULL);
+		else
+			rpc_reply_error(req, RPC_INVALID_REQUEST,
+				"invalid permission profile: permission profiles are not supported yet",
+				NULL);
+		return;
+	}
+	if (json_is_object(size) && !tty) {
+		rpc_reply_error(req, RPC_INVALID_PARAMS, "command/exec size requires tty: true", NULL);
+		return;
+	}
+	if (no_cap && has_cap) {
+		rpc_reply_error(req, RPC_INVALID_PARAMS,
+			"command/exec cannot set both outputBytesCap and disableOutputCap", NULL);
+		return;
+	}
+	if (no_timeout && has_timeout) {
+		rpc_reply_error(req, RPC_INVALID_PARAMS,
+			"command/exec cannot set both timeoutMs and disableTimeout", NULL);
+		return;
+	}
+	if (timeout_ms < 0) {
+		rpc_reply_errorf(req, RPC_INVALID_PARAMS,
+			"command/exec timeoutMs must be non-negative, got %lld", (long long)timeout_ms);
+		return;
+	}
+	if (exec_policy(policy, &env_extra, &why) != 0) {
+		rpc_reply_error(req, RPC_INVALID_REQUEST, why, NULL);
+		goto out;
+	}
+	if (json_is_object(size)) {
+		exec_int(size, "rows", &rows);
+		exec_int(size, "cols", &cols);
+		if (rows == 0 || cols == 0) {
+			rpc_reply_error(req, RPC_INVALID_PARAMS,
+				"command/exec size rows and cols must be greater than 0", NULL);
+			return;
+		}
+	}
+	if ((tty || sin || sout) && id == NULL) {
+		rpc_reply_error(req, RPC_INVALID_REQUEST,
+			"command/exec tty or streaming requires a client-supplied processId", NULL);
+		return;
+	}
+	if (id != NULL && exec_find(t, id) != NULL) {
+		q = exec_quote(id);
+		rpc_reply_errorf(req, RPC_INVALID_REQUEST, "duplicate active command/exec process id: %s",
+			q);
+		free(q);
+		return;
+	}
+	if (t->count >= EXEC_MAX_PROCS) {
+		rpc_reply_error(req, RPC_OVERLOADED, "Server overloaded; retry later.",
+			json_pack("{s:s}", "codex_error_info", "server_overloaded"));
+		return;
+	}
+	cargv = xcalloc(json_array_size(argv) + 1, sizeof *cargv);
+	json_array_foreach(argv, i, v)
+	{
+		if (exec_cstr(v) == NULL) {
+			rpc_reply_error(req, RPC_INVALID_PARAMS,
+				"command/exec command must not contain NUL bytes", NULL);
+			goto out;
+		}
+		cargv[i] = xstrdup(json_string_value(v));
+	}
+	if ((envp = exec_env(json_object_get(params, "env"), env_extra, &bad)) == NULL) {
+		rpc_reply_errorf(req, RPC_INVALID_PARAMS, "command/exec env has an invalid entry `%s`",
+			bad);
+		goto out;
+	}
+	if (json_is_string(json_object_get(params, "cwd")) &&
+		(cwd = exec_cwd(json_object_get(params, "cwd"))) == NULL) {
+		rpc_reply_error(req, RPC_INVALID_PARAMS, "command/exec cwd must not contain NUL bytes",
+			NULL);
+		goto out;
+	}
+	so.argv = cargv;
+	so.envp = envp;
+	so.cwd = cwd;
+	so.flags = (tty ? SPAWN_PTY : 0) | (sin ? SPAWN_STDIN_PIPE : 0);
+	so.rows = (unsigned short)rows;
+	so.cols = (unsigned short)cols;
+	if (spawn_start(&so, &sp, &why) != 0) {
+		rpc_reply_error(req, RPC_INTERNAL_ERROR, why, NULL);
+		goto out;
+	}
+	p = xcalloc(1, sizeof *p);
+	p->table = t;
+	p->req = req;
+	p->id = id != NULL ? xstrdup(id) : NULL;
+	p->id_json = id != NULL ? exec_quote(id) : xstrdup("\"\"");
+	p->streaming = sout;
+	p->notify = sout && rpc_notify_wanted(r, "command/exec/outputDelta");
+	if (no_cap)
+		p->cap = sout ? SIZE_MAX : EXEC_CAPTURE_CEILING;
+	else
+		p->cap = (size_t)cap;
+	p->stdin_enabled = p->stdin_open = sin;
+	p->in_fd = -1;
+	p->next = t->procs;
+	if (t->procs != NULL)
+		t->procs->prev = p;
+	t->procs = p;
+	t->count++;
+	exec_proc_start(p, &sp, no_timeout ? -1. : (double)timeout_ms / 1000.0);
+	log_debug("exec: started pid %d%s%s", (int)p->pid, id != NULL ? " as " : "",
+		id != NULL ? id : "");
+out:
+	exec_strv_free(cargv);
+	exec_strv_free(envp);
+	free(cwd);
+	free(why);
+}
+
+void
+handle_command_exec_write(struct rpc *r, struct rpc_req *req, json_t *params)
+{
+	json_t *delta = json_object_get(params, "deltaBase64");
+	int close_stdin = json_is_true(json_object_get(params, "closeStdin"));
+	char *data = NULL, *cause = NULL;
+	const char *why;
+	struct exec_proc *p;
+	size_t n = 0;
+
+	if (!json_is_string(delta) && !close_stdin) {
+		rpc_reply_error(req, RPC_INVALID_PARAMS,
+			"command/exec/write requires deltaBase64 or closeStdin", NULL);
+		return;
+	}
+	if (json_is_string(delta)) {
+		data = xmalloc(base64_decoded_max(json_string_length(delta)) + 1);
+		if (base64_decode(json_string_value(delta), json_string_length(delta), data, &n,
+			    &cause) != 0) {
+			rpc_reply_errorf(req, RPC_INVALID_PARAMS, "invalid deltaBase64: %s", cause);
+			goto out;
+		}
+	}
+	if ((p = exec_target(r, req, params)) == NULL)
+		goto out;
+	if (!p->stdin_enabled) {
+		rpc_reply_error(req, RPC_INVALID_REQUEST,
+			"stdin streaming is not enabled for this command/exec", NULL);
+		goto out;
+	}
+	if (exec_proc_write(p, data, n, close_stdin, &why) != 0) {
+		rpc_reply_error(req, RPC_INVALID_REQUEST, why, NULL);
+		goto out;
+	}
+	rpc_reply(req, json_object());
+out:
+	free(data);
+	free(cause);
+}
+
+void
+handle_command_exec_resize(struct rpc *r, struct rpc_req *req, json_t *params)
+{
+	json_t *size = json_object_get(params, "size");
+	json_int_t rows = 0, cols = 0;
+	struct exec_proc *p;
+	int e;
+
+	exec_int(size, "rows", &rows);
+	exec_int(size, "cols", &cols);
+	if (rows == 0 || cols == 0) {
+		rpc_reply_error(req, RPC_INVALID_PARAMS,
+			"command/exec size rows and cols must be greater than 0", NULL);
+		return;
+	}
+	if ((p = exec_target(r, req, params)) == NULL)
+		return;
+	if (!p->pty || p->out.fd < 0) {
+		rpc_reply_error(req, RPC_INVALID_REQUEST,
+			"failed to resize PTY: process is not attached to a PTY", NULL);
+		return;
+	}
+	if ((e = spawn_resize(p->out.fd, (unsigned short)rows, (unsigned short)cols)) != 0) {
+		rpc_reply_errorf(req, RPC_INTERNAL_ERROR, "failed to resize PTY: %s", strerror(-e));
+		return;
+	}
+	rpc_reply(req, json_object());
+}
+
+void
+handle_command_exec_terminate(struct rpc *r, struct rpc_req *req, json_t *params)
+{
+	struct exec_proc *p = exec_target(r, req, params);
+
+	if (p == NULL)
+		return;
+	exec_proc_kill(p);
+	rpc_reply(req, json_object());
+}

@@ -1,0 +1,462 @@
+/*
+ * One command/exec process: output streams (captured, or streamed as outputDelta frames of at
+ * most EXEC_FRAME decoded bytes: each read callback drains its fd until EAGAIN or a full
+ * frame and sends what it has, so fast output makes big frames and slow output goes out at
+ * once), stdin queued without blocking, the timeout, reaping, and the final answer.
+ * Backpressure: a streaming read stops while the output queue is congested and resumes
+ * when it drains; the child then blocks in write(2) and memory stays bounded.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base64.h"
+#include "exec_int.h"
+#include "log.h"
+#include "outq.h"
+#include "rpc.h"
+#include "utf8.h"
+#include "xmalloc.h"
+
+static void exec_stream_cb(struct ev_loop *, ev_io *, int);
+static void exec_stdin_cb(struct ev_loop *, ev_io *, int);
+static void exec_child_cb(struct ev_loop *, ev_child *, int);
+static void exec_timeout_cb(struct ev_loop *, ev_timer *, int);
+static void exec_drain_cb(struct ev_loop *, ev_timer *, int);
+static void exec_proc_check(struct exec_proc *p);
+
+static struct ev_loop *
+exec_loop(const struct exec_proc *p)
+{
+	return rpc_loop(p->table->rpc);
+}
+
+/* Send one outputDelta, base64-encoding straight into the output queue. */
+static void
+exec_delta(struct exec_proc *p, struct exec_stream *s, const char *data, size_t n, int cap)
+{
+	static const char head[] = "{\"method\":\"command/exec/outputDelta\",\"params\":{\"processId\":";
+	struct outq *q = rpc_outq(p->table->rpc);
+	const char *stream = s->stderr_ ? "stderr" : "stdout";
+	char tail[96], *start, *w;
+	size_t idlen = strlen(p->id_json), b64 = base64_encoded_len(n), tl;
+
+	if (!p->notify)
+		return;
+	tl = (size_t)snprintf(tail, sizeof tail, "\",\"capReached\":%s},\"emittedAtMs\":%lld}\n",
+		cap ? "true" : "false", rpc_now_ms());
+	start = w = outq_reserve(q, sizeof head - 1 + idlen + 40 + b64 + tl);
+	memcpy(w, head, sizeof head - 1);
+	w += sizeof head - 1;
+	memcpy(w, p->id_json, idlen);
+	w += idlen;
+	w += snprintf(w, 40, ",\"stream\":\"%s\",\"deltaBase64\":\"", stream);
+	base64_encode(data, n, w);
+	w += b64;
+	memcpy(w, tail, tl);
+	w += tl;
+	outq_commit(q, (size_t)(w - start));
+}
+
+/* Keep what fits under the cap; remember that bytes were dropped. */
+static size_t
+exec_cap(struct exec_proc *p, struct exec_stream *s, size_t n)
+{
+	size_t room = p->cap - s->total;
+
+	if (n > room) {
+		s->dropped = 1;
+		n = room;
+	}
+	s->total += n;
+	return n;
+}
+
+/* Append to the buffered capture (not streaming). */
+static void
+exec_capture(struct exec_stream *s, const char *data, size_t n)
+{
+	if (n == 0)
+		return;
+	if (s->len + n > s->bufcap) {
+		s->bufcap = s->bufcap == 0 ? 4096 : s->bufcap;
+		while (s->bufcap < s->len + n)
+			s->bufcap *= 2;
+		s->buf = xrealloc(s->buf, s->bufcap);
+	}
+	memcpy(s->buf + s->len, data, n);
+	s->len += n;
+}
+
+/* Stop watching a stream: at EOF, or for good at finish. */
+static void
+exec_stream_close(struct exec_proc *p, struct exec_stream *s)
+{
+	if (s->fd < 0)
+		return;
+	ev_io_stop(exec_loop(p), &s->io);
+	close(s->fd);
+	s->fd = -1;
+	if (s == &p->out && p->pty)
+		p->stdin_open = 0;
+}
+
+/* The events a stream's watcher wants: reads unless paused; a PTY also writes queued stdin. */
+static void
+exec_stream_update(struct exec_proc *p, struct exec_stream *s)
+{
+	int want = 0;
+
+	if (s->fd < 0)
+		return;
+	if (!s->paused)
+		want |= EV_READ;
+	if (p->pty && s == &p->out && p->inoff < p->inlen)
+		want |= EV_WRITE;
+	if (ev_is_active(&s->io) && (s->io.events & (EV_READ | EV_WRITE)) == want)
+		return;
+	ev_io_stop(exec_loop(p), &s->io);
+	if (want != 0) {
+		ev_io_set(&s->io, s->fd, want);
+		ev_io_start(exec_loop(p), &s->io);
+	}
+}
+
+/* Read what the stream has (bounded), capture or stream it. Returns 1 at EOF. */
+static int
+exec_stream_read(struct exec_proc *p, struct exec_stream *s)
+{
+	char *buf = p->table->scratch;
+	size_t have = 0, keep;
+	int eof = 0, frames = 0, reads = 0;
+	ssize_t n;
+
+	while (reads++ < 16) { /* bounded: let the other fds have a turn */
+		if (p->streaming && outq_congested(rpc_outq(p->table->rpc))) {
+			s->paused = 1;
+			break;
+		}
+		n = read(s->fd, buf + have, EXEC_FRAME - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN)
+			eof = 1; /* EIO: the PTY's last slave closed */
+		if (n <= 0) {
+			eof |= n == 0;
+			break;
+		}
+		keep = exec_cap(p, s, (size_t)n);
+		if (!p->streaming) {
+			exec_capture(s, buf, keep);
+			continue;
+		}
+		have += keep;
+		if (s->dropped && !s->cap_sent) {
+			exec_delta(p, s, buf, have, 1);
+			s->cap_sent = 1;
+			have = 0;
+		}
+		if (have == EXEC_FRAME) {
+			exec_delta(p, s, buf, have, 0);
+			have = 0;
+			if (++frames == 4)
+				break;
+		}
+	}
+	if (have > 0)
+		exec_delta(p, s, buf, have, 0);
+	return eof;
+}
+
+static void
+exec_stream_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct exec_stream *s = container_of(w, struct exec_stream, io);
+	struct exec_proc *p = s->proc;
+
+	if ((revents & EV_WRITE) != 0)
+		exec_stdin_cb(loop, &p->in_io, EV_WRITE);
+	if ((revents & EV_READ) != 0 && s->fd >= 0 && exec_stream_read(p, s))
+		exec_stream_close(p, s);
+	exec_stream_update(p, s);
+	exec_proc_check(p);
+}
+
+/* Resume reading streams paused by a congested output queue. */
+void
+exec_proc_resume(struct exec_proc *p)
+{
+	struct exec_stream *s[2] = {&p->out, &p->err};
+
+	for (int i = 0; i < 2; i++) {
+		if (s[i]->paused) {
+			s[i]->paused = 0;
+			exec_stream_update(p, s[i]);
+		}
+	}
+}
+
+/* The fd stdin bytes go to. */
+static int
+exec_stdin_fd(const struct exec_proc *p)
+{
+	return p->pty ? p->out.fd : p->in_fd;
+}
+
+/* Close the child's stdin: the pipe, or for a PTY an end-of-file character. */
+static void
+exec_stdin_close(struct exec_proc *p)
+{
+	static const char eof2[] = "\x04\x04";
+
+	p->stdin_closing = 0;
+	p->stdin_open = 0;
+	if (p->pty) {
+		/* ^D ends a read at the start of a line; after a partial line it needs two. */
+		if (p->out.fd >= 0 && write(p->out.fd, eof2, p->last_nl ? 1 : 2) < 0)
+			log_debug("exec: PTY end-of-file: %s", strerror(errno));
+		return;
+	}
+	if (p->in_fd >= 0) {
+		ev_io_stop(exec_loop(p), &p->in_io);
+		close(p->in_fd);
+		p->in_fd = -1;
+	}
+}
+
+/* Write queued stdin bytes until EAGAIN. */
+static void
+exec_stdin_flush(struct exec_proc *p)
+{
+	int fd = exec_stdin_fd(p);
+	ssize_t n;
+
+	while (fd >= 0 && p->inoff < p->inlen) {
+		n = write(fd, p->inbuf + p->inoff, p->inlen - p->inoff);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n < 0) {
+			/* The child closed its stdin: what is queued cannot be delivered. */
+			log_debug("exec: stdin write: %s", strerror(errno));
+			p->inoff = p->inlen;
+			p->stdin_open = 0;
+			p->stdin_closing = 0;
+			break;
+		}
+		p->last_nl = p->inbuf[p->inoff + (size_t)n - 1] == '\n';
+		p->inoff += (size_t)n;
+	}
+	if (p->inoff == p->inlen) {
+		p->inoff = p->inlen = 0;
+		if (p->stdin_closing)
+			exec_stdin_close(p);
+	}
+	if (p->pty) {
+		exec_stream_update(p, &p->out);
+	} else if (p->in_fd >= 0) {
+		if (p->inoff < p->inlen && !ev_is_active(&p->in_io))
+			ev_io_start(exec_loop(p), &p->in_io);
+		else if (p->inoff == p->inlen)
+			ev_io_stop(exec_loop(p), &p->in_io);
+	}
+}
+
+static void
+exec_stdin_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct exec_proc *p = container_of(w, struct exec_proc, in_io);
+
+	exec_stdin_flush(p);
+}
+
+/* Queue stdin bytes and/or close; 0, or -1 with *why when refused. */
+int
+exec_proc_write(struct exec_proc *p, const char *data, size_t n, int close_stdin,
+	const char **why)
+{
+	if (!p->stdin_open || p->stdin_closing) {
+		*why = "stdin is already closed";
+		return -1;
+	}
+	if (p->inlen - p->inoff + n > EXEC_STDIN_MAX) {
+		*why = "stdin queue is full; retry once the process has read it";
+		return -1;
+	}
+	if (n > 0) {
+		if (p->inoff > 0) {
+			memmove(p->inbuf, p->inbuf + p->inoff, p->inlen - p->inoff);
+			p->inlen -= p->inoff;
+			p->inoff = 0;
+		}
+		p->inbuf = xrealloc(p->inbuf, p->inlen + n);
+		memcpy(p->inbuf + p->inlen, data, n);
+		p->inlen += n;
+	}
+	if (close_stdin)
+		p->stdin_closing = 1;
+	exec_stdin_flush(p);
+	return 0;
+}
+
+/* Kill the process group now (terminate, timeout, shutdown). */
+void
+exec_proc_kill(struct exec_proc *p)
+{
+	if (p->pid > 0)
+		spawn_kill_group(p->pid, SIGKILL);
+}
+
+static void
+exec_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct exec_proc *p = container_of(w, struct exec_proc, timeout);
+
+	if (p->pid <= 0)
+		return;
+	log_debug("exec: pid %d timed out", (int)p->pid);
+	p->timed_out = 1;
+	exec_proc_kill(p);
+}
+
+static void
+exec_child_cb(struct ev_loop *loop, ev_child *w, int revents)
+{
+	struct exec_proc *p = container_of(w, struct exec_proc, child);
+
+	ev_child_stop(loop, w);
+	ev_timer_stop(loop, &p->timeout);
+	p->status = w->rstatus;
+	p->pid = -1;
+	if (p->out.fd >= 0 || p->err.fd >= 0) {
+		ev_timer_set(&p->drain, p->pty ? EXEC_DRAIN_PTY : EXEC_DRAIN_PIPE, 0.);
+		ev_timer_start(loop, &p->drain);
+	}
+	exec_proc_check(p);
+}
+
+/* After exit, something (a grandchild) still holds the output open: stop waiting for it. */
+static void
+exec_drain_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct exec_proc *p = container_of(w, struct exec_proc, drain);
+
+	if (p->out.paused || p->err.paused) {
+		/* The client is slow, not the child: never drop output for that. */
+		ev_timer_set(w, 0.1, 0.);
+		ev_timer_start(loop, w);
+		return;
+	}
+	/* Read what is already buffered, then let go of the pipes. */
+	if (p->out.fd >= 0)
+		exec_stream_read(p, &p->out);
+	if (p->err.fd >= 0)
+		exec_stream_read(p, &p->err);
+	exec_stream_close(p, &p->out);
+	exec_stream_close(p, &p->err);
+	exec_proc_check(p);
+}
+
+/* The exit code upstream reports: the code, 128+signal, 124 after a timeout. */
+static int
+exec_exit_code(const struct exec_proc *p)
+{
+	if (p->timed_out)
+		return 124;
+	if (WIFEXITED(p->status))
+		return WEXITSTATUS(p->status);
+	if (WIFSIGNALED(p->status))
+		return 128 + WTERMSIG(p->status);
+	return -1;
+}
+
+/* A captured stream as a JSON string (invalid UTF-8 replaced). */
+static json_t *
+exec_text(const struct exec_stream *s)
+{
+	size_t n;
+	char *fixed;
+	json_t *j;
+
+	if (s->len == 0)
+		return json_string("");
+	if (utf8_valid_prefix(s->buf, s->len) == s->len)
+		return json_stringn_nocheck(s->buf, s->len);
+	fixed = utf8_lossy(s->buf, s->len, &n);
+	j = json_stringn_nocheck(fixed, n);
+	free(fixed);
+	return j;
+}
+
+/* Finished once reaped and every stream is at EOF: answer, then retire. */
+static void
+exec_proc_check(struct exec_proc *p)
+{
+	struct ev_loop *loop = exec_loop(p);
+
+	if (p->finished || p->pid > 0 || p->out.fd >= 0 || p->err.fd >= 0)
+		return;
+	p->finished = 1;
+	ev_timer_stop(loop, &p->drain);
+	if (p->in_fd >= 0) {
+		ev_io_stop(loop, &p->in_io);
+		close(p->in_fd);
+		p->in_fd = -1;
+	}
+	rpc_reply(p->req, json_pack("{s:i, s:o, s:o}", "exitCode", exec_exit_code(p), "stdout",
+				  exec_text(&p->out), "stderr", exec_text(&p->err)));
+	p->req = NULL;
+	exec_table_retire(p->table, p);
+}
+
+static void
+exec_stream_init(struct exec_proc *p, struct exec_stream *s, int fd, int is_stderr)
+{
+	s->proc = p;
+	s->fd = fd;
+	s->stderr_ = is_stderr;
+	ev_io_init(&s->io, exec_stream_cb, fd < 0 ? 0 : fd, EV_READ);
+	exec_stream_update(p, s);
+}
+
+/* Start watching a spawned process; the fds of sp are taken over. */
+void
+exec_proc_start(struct exec_proc *p, struct spawn_proc *sp, double timeout)
+{
+	struct ev_loop *loop = exec_loop(p);
+
+	p->pid = sp->pid;
+	ev_child_init(&p->child, exec_child_cb, p->pid, 0);
+	ev_child_start(loop, &p->child);
+	ev_init(&p->drain, exec_drain_cb);
+	ev_init(&p->timeout, exec_timeout_cb);
+	if (timeout >= 0) {
+		ev_timer_set(&p->timeout, timeout, 0.);
+		ev_timer_start(loop, &p->timeout);
+	}
+	p->pty = sp->pty_fd >= 0;
+	exec_stream_init(p, &p->out, p->pty ? sp->pty_fd : sp->out_fd, 0);
+	exec_stream_init(p, &p->err, sp->err_fd, 1);
+	p->in_fd = sp->in_fd;
+	p->last_nl = 1;
+	ev_io_init(&p->in_io, exec_stdin_cb, p->in_fd < 0 ? 0 : p->in_fd, EV_WRITE);
+	sp->pty_fd = sp->out_fd = sp->err_fd = sp->in_fd = -1; /* transferred */
+}
+
+/* Free a finished process. */
+void
+exec_proc_free(struct exec_proc *p)
+{
+	if (p == NULL)
+		return;
+	free(p->out.buf);
+	free(p->err.buf);
+	free(p->inbuf);
+	free(p->id);
+	free(p->id_json);
+	free(p);
+}

@@ -1,0 +1,303 @@
+/*
+ * The output queue: a list of blocks written with writev. Ordering rule: bytes leave in the
+ * order they were committed, and only whole committed bytes are written; a message is always
+ * committed whole before control returns to the loop, so a line is never split between
+ * writers or interleaved with another.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "outq.h"
+#include "xmalloc.h"
+
+#define OUTQ_BLOCK  (64 * 1024)
+#define OUTQ_IOV    32
+#define OUTQ_EAGER  (256 * 1024) /* flush inside a long callback past this much */
+
+struct outq_block {
+	struct outq_block *next;
+	size_t cap;
+	size_t start; /* first unwritten byte */
+	size_t end;   /* end of committed bytes */
+	char data[];
+};
+
+struct outq {
+	struct ev_loop *loop;
+	int fd;
+	ev_io io;
+	ev_prepare prepare;
+	struct outq_block *head, *tail, *spare;
+	size_t pending;
+	size_t high, low;
+	int congested;
+	int broken;
+	void (*drain_cb)(void *);
+	void *drain_arg;
+	void (*broken_cb)(void *);
+	void *broken_arg;
+};
+
+static void outq_io_cb(struct ev_loop *, ev_io *, int);
+static void outq_prepare_cb(struct ev_loop *, ev_prepare *, int);
+
+/* A queue writing to fd (non-blocking, owned by the caller). */
+struct outq *
+outq_new(struct ev_loop *loop, int fd, size_t high, size_t low)
+{
+	struct outq *q = xcalloc(1, sizeof *q);
+
+	q->loop = loop;
+	q->fd = fd;
+	q->high = high;
+	q->low = low < high ? low : high / 2;
+	ev_io_init(&q->io, outq_io_cb, fd, EV_WRITE);
+	ev_prepare_init(&q->prepare, outq_prepare_cb);
+	ev_prepare_start(loop, &q->prepare);
+	ev_unref(loop); /* the prepare watcher alone must not keep the loop alive */
+	return q;
+}
+
+static void
+outq_block_free_list(struct outq_block *b)
+{
+	struct outq_block *next;
+
+	for (; b != NULL; b = next) {
+		next = b->next;
+		free(b);
+	}
+}
+
+/* Free the queue; unwritten data is lost (flush first). */
+void
+outq_free(struct outq *q)
+{
+	if (q == NULL)
+		return;
+	ev_io_stop(q->loop, &q->io);
+	ev_ref(q->loop);
+	ev_prepare_stop(q->loop, &q->prepare);
+	outq_block_free_list(q->head);
+	free(q->spare);
+	free(q);
+}
+
+/* Contiguous room for n bytes at the tail; write into it, then outq_commit. */
+char *
+outq_reserve(struct outq *q, size_t n)
+{
+	struct outq_block *b = q->tail;
+	size_t cap;
+
+	if (b != NULL && b->cap - b->end >= n)
+		return b->data + b->end;
+	cap = n > OUTQ_BLOCK ? n : OUTQ_BLOCK;
+	if (q->spare != NULL && q->spare->cap >= cap) {
+		b = q->spare;
+		q->spare = NULL;
+	} else {
+		b = xmalloc(sizeof *b + cap);
+		b->cap = cap;
+	}
+	b->next = NULL;
+	b->start = b->end = 0;
+	if (q->tail != NULL)
+		q->tail->next = b;
+	else
+		q->head = b;
+	q->tail = b;
+	return b->data;
+}
+
+static void
+outq_update(struct outq *q)
+{
+	if (!q->congested && q->pending > q->high)
+		q->congested = 1;
+	if (q->pending >= OUTQ_EAGER && !ev_is_active(&q->io))
+		outq_flush(q);
+}
+
+/* Append the first n bytes of the last reservation. */
+void
+outq_commit(struct outq *q, size_t n)
+{
+	if (q->broken) {
+		q->tail->end = q->tail->start; /* discard */
+		return;
+	}
+	q->tail->end += n;
+	q->pending += n;
+	outq_update(q);
+}
+
+/* Append bytes. */
+void
+outq_push(struct outq *q, const void *data, size_t n)
+{
+	memcpy(outq_reserve(q, n), data, n);
+	outq_commit(q, n);
+}
+
+size_t
+outq_pending(const struct outq *q)
+{
+	return q->pending;
+}
+
+int
+outq_congested(const struct outq *q)
+{
+	return q->congested;
+}
+
+int
+outq_broken(const struct outq *q)
+{
+	return q->broken;
+}
+
+void
+outq_set_drain_cb(struct outq *q, void (*cb)(void *), void *arg)
+{
+	q->drain_cb = cb;
+	q->drain_arg = arg;
+}
+
+void
+outq_set_broken_cb(struct outq *q, void (*cb)(void *), void *arg)
+{
+	q->broken_cb = cb;
+	q->broken_arg = arg;
+}
+
+/* Account n written bytes: drop finished blocks from the head, keeping one spare for reuse. */
+static void
+outq_consume(struct outq *q, size_t n)
+{
+	struct outq_block *b;
+	size_t take;
+
+	q->pending -= n;
+	while ((b = q->head) != NULL) {
+		take = b->end - b->start < n ? b->end - b->start : n;
+		b->start += take;
+		n -= take;
+		if (b->start < b->end)
+			break;
+		if (b == q->tail) {
+			b->start = b->end = 0; /* empty: reuse from its beginning */
+			break;
+		}
+		q->head = b->next;
+		if (q->spare == NULL && b->cap == OUTQ_BLOCK)
+			q->spare = b;
+		else
+			free(b);
+	}
+}
+
+static void
+outq_set_broken(struct outq *q, int err)
+{
+	if (q->broken)
+		return;
+	q->broken = 1;
+	log_info("protocol output closed: %s", strerror(err));
+	ev_io_stop(q->loop, &q->io);
+	outq_block_free_list(q->head);
+	q->head = q->tail = NULL;
+	q->pending = 0;
+	if (q->broken_cb != NULL)
+		q->broken_cb(q->broken_arg);
+}
+
+/* Write what can be written now without blocking; 0, or -1 when broken. */
+int
+outq_flush(struct outq *q)
+{
+	struct iovec iov[OUTQ_IOV];
+	struct outq_block *b;
+	ssize_t n;
+	int cnt;
+
+	while (q->pending > 0 && !q->broken) {
+		cnt = 0;
+		for (b = q->head; b != NULL && cnt < OUTQ_IOV; b = b->next) {
+			if (b->end == b->start)
+				continue;
+			iov[cnt].iov_base = b->data + b->start;
+			iov[cnt].iov_len = b->end - b->start;
+			cnt++;
+		}
+		n = writev(q->fd, iov, cnt);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				if (!ev_is_active(&q->io))
+					ev_io_start(q->loop, &q->io);
+				return 0;
+			}
+			outq_set_broken(q, errno);
+			return -1;
+		}
+		outq_consume(q, (size_t)n);
+	}
+	if (ev_is_active(&q->io))
+		ev_io_stop(q->loop, &q->io);
+	if (q->congested && q->pending < q->low) {
+		q->congested = 0;
+		if (q->drain_cb != NULL)
+			q->drain_cb(q->drain_arg);
+	}
+	return q->broken ? -1 : 0;
+}
+
+static void
+outq_io_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct outq *q = container_of(w, struct outq, io);
+
+	outq_flush(q);
+}
+
+static void
+outq_prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	struct outq *q = container_of(w, struct outq, prepare);
+
+	if (q->pending > 0 && !ev_is_active(&q->io))
+		outq_flush(q);
+}
+
+/* Block (poll) up to timeout_ms to write everything; 0 when empty, -1 otherwise. */
+int
+outq_flush_wait(struct outq *q, int timeout_ms)
+{
+	struct timespec start, now;
+	struct pollfd pfd = {.fd = q->fd, .events = POLLOUT};
+	long left;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		if (outq_flush(q) != 0)
+			return -1;
+		if (q->pending == 0)
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = timeout_ms - ((now.tv_sec - start.tv_sec) * 1000 +
+					    (now.tv_nsec - start.tv_nsec) / 1000000);
+		if (left <= 0)
+			return -1;
+		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
+			return -1;
+	}
+}

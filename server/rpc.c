@@ -1,0 +1,388 @@
+/*
+ * The JSON-RPC connection (see rpc.h). Order of checks for an input line, each failure
+ * answered with the request's id when it has a usable one, else null:
+ *   oversized line (-32600), not JSON (-32700), not an object (-32600),
+ *   then by shape: request {method, id} / notification {method} / response {id, result|error};
+ *   for a request: bad id (-32600), unknown method (-32601), before initialize (-32600
+ *   "Not initialized"), too many unanswered requests (-32001), params failing the schema
+ *   (-32602 with data {path, keyword, message}), then the handler.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "handlers.h"
+#include "log.h"
+#include "outq.h"
+#include "pvalidate.h"
+#include "rpc.h"
+#include "xmalloc.h"
+
+#define RPC_DUMP_GUESS 4096
+
+struct rpc_req {
+	struct rpc *conn;
+	json_t *id;
+	struct rpc_req *prev, *next; /* the connection's unanswered requests */
+};
+
+struct rpc {
+	struct ev_loop *loop;
+	struct outq *q;
+	struct pvalidate *validator;
+	struct rpc_opts opts;
+	int initialized;
+	int experimental;
+	char **optouts;
+	size_t noptouts;
+	struct rpc_req *pending; /* unanswered requests, newest first */
+	size_t inflight;
+	struct exec_table *exec;
+};
+
+struct rpc *
+rpc_new(struct ev_loop *loop, struct outq *q, const struct rpc_opts *opts, char **cause)
+{
+	struct rpc *r = xcalloc(1, sizeof *r);
+
+	r->loop = loop;
+	r->q = q;
+	r->opts = *opts;
+	if ((r->validator = pvalidate_new(cause)) == NULL) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void
+rpc_req_unlink(struct rpc_req *req)
+{
+	struct rpc *r = req->conn;
+
+	if (req->prev != NULL)
+		req->prev->next = req->next;
+	else
+		r->pending = req->next;
+	if (req->next != NULL)
+		req->next->prev = req->prev;
+	r->inflight--;
+	json_decref(req->id);
+	free(req);
+}
+
+/* Answer what is still pending with an error (connection closing), then free. */
+void
+rpc_free(struct rpc *r)
+{
+	if (r == NULL)
+		return;
+	while (r->pending != NULL)
+		rpc_reply_error(r->pending, RPC_INTERNAL_ERROR, "server is shutting down", NULL);
+	for (size_t i = 0; i < r->noptouts; i++)
+		free(r->optouts[i]);
+	free(r->optouts);
+	pvalidate_free(r->validator);
+	free(r);
+}
+
+/* Milliseconds since the epoch. */
+long long
+rpc_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Serialize one message as a line straight into the output queue. */
+static void
+rpc_send(struct rpc *r, json_t *msg)
+{
+	char *p = outq_reserve(r->q, RPC_DUMP_GUESS);
+	size_t n = json_dumpb(msg, p, RPC_DUMP_GUESS - 1, JSON_COMPACT);
+
+	if (n == 0) {
+		log_error("cannot serialize a message");
+		return;
+	}
+	if (n > RPC_DUMP_GUESS - 1) {
+		p = outq_reserve(r->q, n + 1);
+		json_dumpb(msg, p, n, JSON_COMPACT);
+	}
+	p[n] = '\n';
+	outq_commit(r->q, n + 1);
+}
+
+/* An error answer with a given id (null when unknown). */
+static void
+rpc_send_error(struct rpc *r, json_t *id, int code, const char *message, json_t *data)
+{
+	json_t *err = json_pack("{s:i, s:s}", "code", code, "message", message);
+	json_t *msg;
+
+	if (data != NULL)
+		json_object_set_new(err, "data", data);
+	msg = json_pack("{s:o, s:O}", "error", err, "id", id != NULL ? id : json_null());
+	rpc_send(r, msg);
+	json_decref(msg);
+}
+
+void
+rpc_reply(struct rpc_req *req, json_t *result)
+{
+	json_t *msg = json_pack("{s:O, s:o}", "id", req->id, "result", result);
+
+	rpc_send(req->conn, msg);
+	json_decref(msg);
+	rpc_req_unlink(req);
+}
+
+void
+rpc_reply_error(struct rpc_req *req, int code, const char *message, json_t *data)
+{
+	rpc_send_error(req->conn, req->id, code, message, data);
+	rpc_req_unlink(req);
+}
+
+void
+rpc_reply_errorf(struct rpc_req *req, int code, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	rpc_reply_error(req, code, s != NULL ? s : "error", NULL);
+	free(s);
+}
+
+struct rpc *
+rpc_req_conn(const struct rpc_req *req)
+{
+	return req->conn;
+}
+
+int
+rpc_notify_wanted(const struct rpc *r, const char *method)
+{
+	for (size_t i = 0; i < r->noptouts; i++)
+		if (strcmp(r->optouts[i], method) == 0)
+			return 0;
+	return 1;
+}
+
+void
+rpc_notify(struct rpc *r, const char *method, json_t *params)
+{
+	json_t *msg;
+
+	if (!rpc_notify_wanted(r, method)) {
+		json_decref(params);
+		return;
+	}
+	msg = json_pack("{s:s}", "method", method);
+	if (params != NULL)
+		json_object_set_new(msg, "params", params);
+	json_object_set_new(msg, "emittedAtMs", json_integer(rpc_now_ms()));
+	rpc_send(r, msg);
+	json_decref(msg);
+}
+
+struct ev_loop *
+rpc_loop(const struct rpc *r)
+{
+	return r->loop;
+}
+
+struct outq *
+rpc_outq(const struct rpc *r)
+{
+	return r->q;
+}
+
+size_t
+rpc_inflight(const struct rpc *r)
+{
+	return r->inflight;
+}
+
+int
+rpc_experimental(const struct rpc *r)
+{
+	return r->experimental;
+}
+
+int
+rpc_initialized(const struct rpc *r)
+{
+	return r->initialized;
+}
+
+/* Record the handshake: capabilities and the notification opt-outs (an array of strings). */
+void
+rpc_set_initialized(struct rpc *r, int experimental, json_t *optouts)
+{
+	size_t i;
+	json_t *v;
+
+	r->initialized = 1;
+	r->experimental = experimental;
+	r->noptouts = 0;
+	if (!json_is_array(optouts) || json_array_size(optouts) == 0)
+		return;
+	r->optouts = xcalloc(json_array_size(optouts), sizeof *r->optouts);
+	json_array_foreach(optouts, i, v)
+	{
+		if (json_is_string(v))
+			r->optouts[r->noptouts++] = xstrdup(json_string_value(v));
+	}
+}
+
+struct exec_table *
+rpc_exec(const struct rpc *r)
+{
+	return r->exec;
+}
+
+void
+rpc_set_exec(struct rpc *r, struct exec_table *t)
+{
+	r->exec = t;
+}
+
+/* A request id must be a string or an integer (JSON-RPC allows null, upstream does not). */
+static int
+rpc_id_ok(const json_t *id)
+{
+	return json_is_string(id) || json_is_integer(id);
+}
+
+static void
+rpc_request(struct rpc *r, json_t *msg, const char *method, json_t *id)
+{
+	const struct handler *h = handler_find(method);
+	json_t *params = json_object_get(msg, "params"), *data = NULL;
+	struct rpc_req *req;
+	char *why = NULL;
+
+	if (h == NULL) {
+		why = xasprintf("Method not found: %s", method);
+		rpc_send_error(r, id, RPC_METHOD_NOT_FOUND, why, NULL);
+		goto out;
+	}
+	if (!r->initialized && !(h->flags & HANDLER_BEFORE_INIT)) {
+		rpc_send_error(r, id, RPC_INVALID_REQUEST, "Not initialized", NULL);
+		goto out;
+	}
+	if (r->inflight >= r->opts.max_inflight) {
+		rpc_send_error(r, id, RPC_OVERLOADED, "Server overloaded; retry later.",
+			json_pack("{s:s}", "codex_error_info", "server_overloaded"));
+		goto out;
+	}
+	if (pvalidate_params(r->validator, method, params, &why, &data) != 0) {
+		rpc_send_error(r, id, RPC_INVALID_PARAMS, why, data);
+		goto out;
+	}
+	req = xcalloc(1, sizeof *req);
+	req->conn = r;
+	req->id = json_incref(id);
+	req->next = r->pending;
+	if (r->pending != NULL)
+		r->pending->prev = req;
+	r->pending = req;
+	r->inflight++;
+	log_debug("request %s", method);
+	h->fn(r, req, params);
+out:
+	free(why);
+}
+
+static void
+rpc_client_notification(struct rpc *r, const char *method)
+{
+	if (strcmp(method, "initialized") == 0)
+		log_debug("client sent initialized");
+	else
+		log_debug("ignoring client notification %s", method);
+}
+
+static void
+rpc_client_response(struct rpc *r, json_t *id)
+{
+	char *s = json_dumps(id, JSON_ENCODE_ANY);
+
+	log_warn("response for unknown server request id %s ignored", s != NULL ? s : "?");
+	free(s);
+}
+
+/* True when the line holds only white space. */
+static int
+rpc_blank(const char *line, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+			return 0;
+	return 1;
+}
+
+/* Handle one input line. */
+void
+rpc_line(struct rpc *r, const char *line, size_t len, int oversized)
+{
+	json_t *msg, *method, *id;
+	json_error_t je;
+	char *why;
+
+	if (oversized) {
+		why = xasprintf("Invalid request: line longer than the limit (%zu bytes)", len);
+		rpc_send_error(r, NULL, RPC_INVALID_REQUEST, why, NULL);
+		free(why);
+		return;
+	}
+	if (rpc_blank(line, len))
+		return;
+	if ((msg = json_loadb(line, len, JSON_DECODE_ANY, &je)) == NULL) {
+		if (strstr(je.text, "too big") != NULL)
+			why = xasprintf("Invalid request: %s (integers must fit in 64 bits)", je.text);
+		else
+			why = xasprintf("Parse error: %s at column %d", je.text, je.column);
+		rpc_send_error(r, NULL,
+			strstr(je.text, "too big") != NULL ? RPC_INVALID_REQUEST : RPC_PARSE_ERROR, why,
+			NULL);
+		free(why);
+		return;
+	}
+	if (!json_is_object(msg)) {
+		rpc_send_error(r, NULL, RPC_INVALID_REQUEST,
+			json_is_array(msg) ? "Invalid request: batches are not supported" :
+					     "Invalid request: expected a JSON object",
+			NULL);
+		goto out;
+	}
+	method = json_object_get(msg, "method");
+	id = json_object_get(msg, "id");
+	if (method != NULL) {
+		if (!json_is_string(method))
+			rpc_send_error(r, rpc_id_ok(id) ? id : NULL, RPC_INVALID_REQUEST,
+				"Invalid request: method must be a string", NULL);
+		else if (id == NULL)
+			rpc_client_notification(r, json_string_value(method));
+		else if (!rpc_id_ok(id))
+			rpc_send_error(r, NULL, RPC_INVALID_REQUEST,
+				"Invalid request: id must be a string or an integer", NULL);
+		else
+			rpc_request(r, msg, json_string_value(method), id);
+	} else if (rpc_id_ok(id) &&
+		   (json_object_get(msg, "result") != NULL || json_object_get(msg, "error") != NULL))
+		rpc_client_response(r, id);
+	else
+		rpc_send_error(r, rpc_id_ok(id) ? id : NULL, RPC_INVALID_REQUEST,
+			"Invalid request: missing field `method`", NULL);
+out:
+	json_decref(msg);
+}

@@ -1,0 +1,1048 @@
+/*
+ * Tests for sandbox/spawn.c: real children, reaped with waitpid here (no
+ * libev). The test process is a child subreaper, so orphaned grandchildren
+ * (background jobs, PDEATHSIG victims) come back to it and are checked and
+ * reaped precisely instead of lingering under a PID 1 that may not reap.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spawn.h"
+
+#define CAP_MAX (512 * 1024)
+
+static char *const test_env[] = {"PATH=/usr/bin:/bin", "LC_ALL=C", NULL};
+
+/* Everything a child wrote, per stream (PTY output goes to out). */
+struct capture {
+	char out[CAP_MAX + 1];
+	size_t outlen;
+	char err[CAP_MAX + 1];
+	size_t errlen;
+};
+
+/* Milliseconds on the monotonic clock. */
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Options with our environment and the given flags. */
+static struct spawn_opts
+opts_make(char *const *argv, unsigned flags)
+{
+	struct spawn_opts o;
+
+	memset(&o, 0, sizeof o);
+	o.argv = argv;
+	o.envp = test_env;
+	o.flags = flags;
+	return o;
+}
+
+/* Read once from *fd into buf; close it at EOF (or EIO on a PTY master). */
+static void
+pump_read(int *fd, char *buf, size_t *len)
+{
+	ssize_t n;
+
+	n = read(*fd, buf + *len, CAP_MAX - *len);
+	if (n > 0) {
+		*len += (size_t)n;
+		buf[*len] = '\0';
+		return;
+	}
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	assert_true(n == 0 || errno == EIO);
+	close(*fd);
+	*fd = -1;
+}
+
+/*
+ * Feed in (if any) to p->in_fd, closing it afterwards, and read every output
+ * fd of p to EOF, within timeout_ms.
+ */
+static void
+pump(struct spawn_proc *p, struct capture *c, const char *in, size_t inlen, int timeout_ms)
+{
+	struct pollfd pfd[4];
+	long long deadline = now_ms() + timeout_ms;
+	size_t off = 0;
+	ssize_t n;
+	int nfd;
+
+	if (p->in_fd != -1 && inlen == 0) {
+		close(p->in_fd);
+		p->in_fd = -1;
+	}
+	while (p->out_fd != -1 || p->err_fd != -1 || p->pty_fd != -1 || p->in_fd != -1) {
+		assert_true(now_ms() < deadline);
+		nfd = 0;
+		pfd[nfd++] = (struct pollfd){.fd = p->out_fd, .events = POLLIN};
+		pfd[nfd++] = (struct pollfd){.fd = p->err_fd, .events = POLLIN};
+		pfd[nfd++] = (struct pollfd){.fd = p->pty_fd, .events = POLLIN};
+		pfd[nfd++] = (struct pollfd){.fd = p->in_fd, .events = POLLOUT};
+		if (poll(pfd, nfd, 100) <= 0)
+			continue;
+		if (pfd[0].revents)
+			pump_read(&p->out_fd, c->out, &c->outlen);
+		if (pfd[1].revents)
+			pump_read(&p->err_fd, c->err, &c->errlen);
+		if (pfd[2].revents)
+			pump_read(&p->pty_fd, c->out, &c->outlen);
+		if (pfd[3].revents) {
+			n = write(p->in_fd, in + off, inlen - off);
+			if (n > 0)
+				off += (size_t)n;
+			else
+				assert_true(n == -1 && errno == EAGAIN);
+			if (off == inlen) {
+				close(p->in_fd);
+				p->in_fd = -1;
+			}
+		}
+	}
+}
+
+/* Read a PTY master until buf holds needle; fails after timeout_ms. */
+static void
+read_until(int fd, struct capture *c, const char *needle, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	long long deadline = now_ms() + timeout_ms;
+	ssize_t n;
+
+	while (strstr(c->out, needle) == NULL) {
+		if (now_ms() >= deadline)
+			fail_msg("no '%s' in '%s'", needle, c->out);
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = read(fd, c->out + c->outlen, CAP_MAX - c->outlen);
+		if (n > 0) {
+			c->outlen += (size_t)n;
+			c->out[c->outlen] = '\0';
+		}
+	}
+}
+
+/* Wait for pid for at most timeout_ms; SIGKILL it and fail on timeout. */
+static int
+wait_status(pid_t pid, int timeout_ms)
+{
+	long long deadline = now_ms() + timeout_ms;
+	int status;
+	pid_t r;
+
+	for (;;) {
+		r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			return status;
+		assert_int_equal(r, 0);
+		if (now_ms() >= deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			fail_msg("pid %d did not exit in %d ms", (int)pid, timeout_ms);
+		}
+		usleep(2000);
+	}
+}
+
+/* Spawn, collect all output (feeding in), reap; returns the wait status. */
+static int
+run(const struct spawn_opts *o, struct capture *c, const char *in, size_t inlen)
+{
+	struct spawn_proc p;
+	char *cause = NULL;
+	int r;
+
+	memset(c, 0, sizeof *c);
+	r = spawn_start(o, &p, &cause);
+	if (r != 0)
+		fail_msg("spawn_start: %d %s", r, cause);
+	pump(&p, c, in, inlen, 10000);
+	spawn_proc_close(&p);
+	return wait_status(p.pid, 10000);
+}
+
+/* Spawn expecting failure; returns the error and hands back the cause. */
+static int
+run_fail(const struct spawn_opts *o, char **cause)
+{
+	struct spawn_proc p;
+	int r;
+
+	*cause = NULL;
+	memset(&p, 0x55, sizeof p);
+	r = spawn_start(o, &p, cause);
+	assert_true(r < 0);
+	assert_non_null(*cause);
+	assert_int_equal(p.pid, -1);
+	assert_int_equal(p.in_fd, -1);
+	assert_int_equal(p.out_fd, -1);
+	assert_int_equal(p.err_fd, -1);
+	assert_int_equal(p.pty_fd, -1);
+	return r;
+}
+
+/* Number of open fds of this process. */
+static int
+count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] != '.')
+			n++;
+	}
+	closedir(d);
+	return n - 1; /* the directory's own fd */
+}
+
+/* Read the state, ppid and pgrp of a process from /proc; 0, or -1 if it is gone. */
+static int
+proc_stat(pid_t pid, char *state, pid_t *ppid, pid_t *pgrp, int *tty)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd, pp, pg, sid, t;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL ||
+		sscanf(p, ") %c %d %d %d %d", state, &pp, &pg, &sid, &t) != 5)
+		return -1;
+	*ppid = pp;
+	*pgrp = pg;
+	*tty = t;
+	return 0;
+}
+
+/* Count processes in process group pgrp (zombies included), or whose parent is ppid. */
+static int
+count_procs(pid_t pgrp, pid_t ppid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	char st;
+	pid_t pp, pg;
+	int n = 0, tty;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		if (proc_stat((pid_t)strtol(e->d_name, NULL, 10), &st, &pp, &pg, &tty) != 0)
+			continue;
+		if ((pgrp > 0 && pg == pgrp) || (ppid > 0 && pp == ppid))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* True if s holds tok as a whole word (separated by blanks or ';'). */
+static int
+has_token(const char *s, const char *tok)
+{
+	size_t len = strlen(tok);
+	const char *p;
+
+	for (p = strstr(s, tok); p != NULL; p = strstr(p + 1, tok)) {
+		if ((p == s || strchr(" \t\r\n;", p[-1]) != NULL) &&
+			(p[len] == '\0' || strchr(" \t\r\n;", p[len]) != NULL))
+			return 1;
+	}
+	return 0;
+}
+
+/* Write a file with the given mode. */
+static void
+write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/* nftw callback removing everything. */
+static int
+rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+/* Fixture: a fresh temporary directory in *state. */
+static int
+tmpdir_setup(void **state)
+{
+	char *d = strdup("/tmp/spawn-test.XXXXXX");
+
+	if (d == NULL || mkdtemp(d) == NULL)
+		return -1;
+	*state = d;
+	return 0;
+}
+
+/* Fixture: remove the temporary directory. */
+static int
+tmpdir_teardown(void **state)
+{
+	nftw(*state, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	free(*state);
+	return 0;
+}
+
+static void
+test_pipes_echo(void **state)
+{
+	char *argv[] = {"echo", "hello", NULL};
+	struct spawn_opts o = opts_make(argv, 0);
+	struct capture *c = calloc(1, sizeof *c);
+	int st = run(&o, c, NULL, 0);
+
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_string_equal(c->out, "hello\n");
+	assert_string_equal(c->err, "");
+	free(c);
+}
+
+static void
+test_pipes_stderr_separate(void **state)
+{
+	char *argv[] = {"sh", "-c", "echo out; echo err >&2; echo out2", NULL};
+	struct spawn_opts o = opts_make(argv, 0);
+	struct capture *c = calloc(1, sizeof *c);
+	int st = run(&o, c, NULL, 0);
+
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_string_equal(c->out, "out\nout2\n");
+	assert_string_equal(c->err, "err\n");
+	free(c);
+}
+
+static void
+test_exit_codes(void **state)
+{
+	char *a3[] = {"sh", "-c", "exit 3", NULL};
+	char *afalse[] = {"false", NULL};
+	char *aterm[] = {"sh", "-c", "kill -TERM $$", NULL};
+	struct spawn_opts o = opts_make(a3, 0);
+	struct capture *c = calloc(1, sizeof *c);
+	int st;
+
+	st = run(&o, c, NULL, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 3);
+	o.argv = afalse;
+	st = run(&o, c, NULL, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+	o.argv = aterm;
+	st = run(&o, c, NULL, 0);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+	free(c);
+}
+
+static void
+test_fd_flags(void **state)
+{
+	char *argv[] = {"sh", "-c", "cat /proc/self/fdinfo/0 /proc/self/fdinfo/1 /proc/self/fdinfo/2",
+		NULL};
+	struct spawn_opts o = opts_make(argv, SPAWN_STDIN_PIPE);
+	struct capture *c = calloc(1, sizeof *c);
+	struct spawn_proc p;
+	char *cause = NULL, *s;
+	unsigned long fl;
+	int fds[4], i, n, mode;
+
+	for (mode = 0; mode < 2; mode++) {
+		o.flags = mode == 0 ? SPAWN_STDIN_PIPE : SPAWN_PTY;
+		memset(c, 0, sizeof *c);
+		assert_int_equal(spawn_start(&o, &p, &cause), 0);
+		fds[0] = p.in_fd;
+		fds[1] = p.out_fd;
+		fds[2] = p.err_fd;
+		fds[3] = p.pty_fd;
+		for (i = 0; i < 4; i++) {
+			if (mode == 0 ? i == 3 : i != 3) {
+				assert_int_equal(fds[i], -1);
+				continue;
+			}
+			assert_true(fds[i] > 2);
+			assert_true(fcntl(fds[i], F_GETFD) & FD_CLOEXEC);
+			assert_true(fcntl(fds[i], F_GETFL) & O_NONBLOCK);
+		}
+		pump(&p, c, NULL, 0, 10000);
+		spawn_proc_close(&p);
+		assert_int_equal(wait_status(p.pid, 10000), 0);
+		/* The child's ends are blocking: O_NONBLOCK is 04000 in the octal flags. */
+		for (n = 0, s = strstr(c->out, "flags:"); s != NULL; s = strstr(s + 1, "flags:")) {
+			fl = strtoul(s + 6, NULL, 8);
+			assert_int_equal(fl & O_NONBLOCK, 0);
+			n++;
+		}
+		assert_int_equal(n, 3);
+	}
+	free(c);
+}
+
+static void
+test_enoent(void **state)
+{
+	char *argv[] = {"spawn-test-no-such-command", NULL};
+	char *abs[] = {"/nonexistent-spawn-dir/cmd", NULL};
+	char *empty[] = {"", NULL};
+	struct spawn_opts o = opts_make(argv, 0);
+	char *cause;
+	int fds = count_fds(), kids = count_procs(0, getpid());
+
+	assert_int_equal(run_fail(&o, &cause), -ENOENT);
+	assert_string_equal(cause, "failed to spawn command: No such file or directory (os error 2)");
+	free(cause);
+	o.argv = abs; /* reported by execve in the child */
+	assert_int_equal(run_fail(&o, &cause), -ENOENT);
+	assert_string_equal(cause, "failed to spawn command: No such file or directory (os error 2)");
+	free(cause);
+	o.argv = empty;
+	assert_int_equal(run_fail(&o, &cause), -ENOENT);
+	free(cause);
+	o.flags = SPAWN_PTY;
+	o.argv = abs;
+	assert_int_equal(run_fail(&o, &cause), -ENOENT);
+	free(cause);
+	assert_int_equal(count_fds(), fds);
+	assert_int_equal(count_procs(0, getpid()), kids); /* the failed child was reaped */
+}
+
+static void
+test_eacces(void **state)
+{
+	const char *dir = *state;
+	char a[256], b[256], path[512], pathenv[600], *cause;
+	char *argv[] = {"spawn-test-prog", NULL};
+	char *env[] = {pathenv, NULL};
+	char *explicit[] = {path, NULL};
+	struct spawn_opts o = opts_make(argv, 0);
+	struct capture *c = calloc(1, sizeof *c);
+	int st;
+
+	snprintf(a, sizeof a, "%s/a", dir);
+	snprintf(b, sizeof b, "%s/b", dir);
+	assert_int_equal(mkdir(a, 0755), 0);
+	assert_int_equal(mkdir(b, 0755), 0);
+	snprintf(path, sizeof path, "%s/spawn-test-prog", a);
+	write_file(path, "#!/bin/sh\necho a\n", 0644);
+	o.envp = env;
+
+	snprintf(pathenv, sizeof pathenv, "PATH=%s", a);
+	assert_int_equal(run_fail(&o, &cause), -EACCES);
+	assert_string_equal(cause, "failed to spawn command: Permission denied (os error 13)");
+	free(cause);
+	o.argv = explicit;
+	assert_int_equal(run_fail(&o, &cause), -EACCES);
+	assert_string_equal(cause, "failed to spawn command: Permission denied (os error 13)");
+	free(cause);
+
+	/* A directory of that name is not a candidate either. */
+	snprintf(path, sizeof path, "%s/spawn-test-prog", b);
+	assert_int_equal(mkdir(path, 0755), 0);
+	o.argv = argv;
+	snprintf(pathenv, sizeof pathenv, "PATH=%s", b);
+	assert_int_equal(run_fail(&o, &cause), -EACCES);
+	free(cause);
+	assert_int_equal(rmdir(path), 0);
+
+	/* Like execvp, a later executable wins over an earlier non-executable. */
+	write_file(path, "#!/bin/sh\necho b\n", 0755);
+	snprintf(pathenv, sizeof pathenv, "PATH=%s:%s", a, b);
+	st = run(&o, c, NULL, 0);
+	assert_int_equal(st, 0);
+	assert_string_equal(c->out, "b\n");
+	free(c);
+}
+
+static void
+test_chdir_failure(void **state)
+{
+	char *argv[] = {"true", NULL};
+	struct spawn_opts o = opts_make(argv, 0);
+	char *cause;
+	int fds = count_fds(), kids = count_procs(0, getpid());
+
+	o.cwd = "/nonexistent-spawn-dir";
+	assert_int_equal(run_fail(&o, &cause), -ENOENT);
+	assert_string_equal(cause, "failed to spawn command: cannot change directory to "
+				   "'/nonexistent-spawn-dir': No such file or directory (os error 2)");
+	free(cause);
+	o.cwd = "/etc/passwd";
+	o.flags = SPAWN_PTY;
+	assert_int_equal(run_fail(&o, &cause), -ENOTDIR);
+	assert_non_null(strstr(cause, "cannot change directory to '/etc/passwd'"));
+	free(cause);
+	o.cwd = "relative/dir"; /* cwd must be absolute */
+	assert_int_equal(run_fail(&o, &cause), -EINVAL);
+	free(cause);
+	assert_int_equal(count_fds(), fds);
+	assert_int_equal(count_procs(0, getpid()), kids);
+}
+
+/* The directory the hook expects to run in, and what it writes. */
+struct hook_check {
+	dev_t dev;
+	ino_t ino;
+	int fail;
+};
+
+/* A child hook: refuse with arg->fail, or check the cwd and write a marker to stdout. */
+static int
+hook_cb(void *arg)
+{
+	struct hook_check *h = arg;
+	struct stat sb;
+
+	if (h->fail)
+		return h->fail;
+	if (stat(".", &sb) == -1 || sb.st_dev != h->dev || sb.st_ino != h->ino)
+		return EXDEV;
+	if (write(1, "hook\n", 5) != 5)
+		return EIO;
+	return 0;
+}
+
+static void
+test_child_hook(void **state)
+{
+	char *argv[] = {"pwd", NULL};
+	struct spawn_opts o = opts_make(argv, 0);
+	struct capture *c = calloc(1, sizeof *c);
+	struct hook_check h;
+	struct stat sb;
+	char *cause;
+	int fds = count_fds(), kids = count_procs(0, getpid());
+
+	assert_int_equal(stat("/usr", &sb), 0);
+	memset(&h, 0, sizeof h);
+	h.dev = sb.st_dev;
+	h.ino = sb.st_ino;
+	o.cwd = "/usr";
+	o.child_hook = hook_cb;
+	o.child_hook_arg = &h;
+	/* The hook runs after dup2 (it writes to the pipe) and after chdir. */
+	assert_int_equal(run(&o, c, NULL, 0), 0);
+	assert_string_equal(c->out, "hook\n/usr\n");
+
+	h.fail = EPERM;
+	assert_int_equal(run_fail(&o, &cause), -EPERM);
+	assert_string_equal(cause,
+		"failed to spawn command: sandbox setup failed: Operation not permitted (os error 1)");
+	free(cause);
+	h.fail = ENOSYS;
+	o.flags = SPAWN_PTY;
+	assert_int_equal(run_fail(&o, &cause), -ENOSYS);
+	free(cause);
+	assert_int_equal(count_fds(), fds);
+	assert_int_equal(count_procs(0, getpid()), kids);
+	free(c);
+}
+
+static void
+test_path_from_envp(void **state)
+{
+	const char *dir = *state;
+	char bin[256], prog[512], pathenv[600], *cause, *old;
+	char *argv[] = {"spawn-test-envp-cmd", NULL};
+	char *env[] = {pathenv, NULL};
+	struct spawn_opts o = opts_make(argv, 0);
+	struct capture *c = calloc(1, sizeof *c);
+
+	snprintf(bin, sizeof bin, "%s/bin", dir);
+	assert_int_equal(mkdir(bin, 0755), 0);
+	snprintf(prog, sizeof prog, "%s/spawn-test-envp-cmd", bin);
+	write_file(prog, "#!/bin/sh\necho from-envp\n", 0755);
+	o.envp = env;
+
+	snprintf(pathenv, sizeof pathenv, "PATH=%s:/usr/bin:/bin", bin);
+	assert_int_equal(run(&o, c, NULL, 0), 0);
+	assert_string_equal(c->out, "from-envp\n");
+
+	/* Relative and empty entries are taken from the child's cwd. */
+	snprintf(pathenv, sizeof pathenv, "PATH=/nonexistent:bin:/usr/bin");
+	o.cwd = dir;
+	assert_int_equal(run(&o, c, NULL, 0), 0);
+	assert_string_equal(c->out, "from-envp\n");
+	snprintf(pathenv, sizeof pathenv, "PATH=/usr/bin::/bin");
+	o.cwd = bin;
+	assert_int_equal(run(&o, c, NULL, 0), 0);
+	assert_string_equal(c->out, "from-envp\n");
+	o.cwd = NULL;
+
+	/* Our own PATH is not consulted. */
+	old = strdup(getenv("PATH") != NULL ? getenv("PATH") : "/usr/bin:/bin");
+	setenv("PATH", bin, 1);
+	snprintf(pathenv, sizeof pathenv, "PATH=/usr/bin:/bin");
+	assert_int_equal(run_fail(&o, &cause), -ENOENT);
+	free(cause);
+	setenv("PATH", old, 1);
+	free(old);
+	free(c);
+}
+
+static void
+test_stdin_pipe(void **state)
+{
+	char *argv[] = {"cat", NULL};
+	struct spawn_opts o = opts_make(argv, SPAWN_STDIN_PIPE);
+	struct capture *c = calloc(1, sizeof *c);
+	size_t n = 300 * 1024, i;
+	char *big = malloc(n);
+
+	assert_int_equal(run(&o, c, "hello\n", 6), 0);
+	assert_string_equal(c->out, "hello\n");
+	/* More than a pipe buffer each way: needs non-blocking writes interleaved with reads. */
+	for (i = 0; i < n; i++)
+		big[i] = (char)('a' + i % 26);
+	assert_int_equal(run(&o, c, big, n), 0);
+	assert_int_equal(c->outlen, n);
+	assert_memory_equal(c->out, big, n);
+	free(big);
+	free(c);
+}
+
+static void
+test_devnull_stdin(void **state)
+{
+	char *argv[] = {"sh", "-c", "readlink /proc/self/fd/0; cat; echo done", NULL};
+	struct spawn_opts o = opts_make(argv, 0);
+	struct capture *c = calloc(1, sizeof *c);
+
+	assert_int_equal(run(&o, c, NULL, 0), 0);
+	assert_string_equal(c->out, "/dev/null\ndone\n");
+	free(c);
+}
+
+static void
+test_pty_is_tty(void **state)
+{
+	char *argv[] = {"sh", "-c",
+		"[ -t 0 ] && [ -t 1 ] && [ -t 2 ] && echo tty; exec 3</dev/tty && echo ctty", NULL};
+	struct spawn_opts o = opts_make(argv, SPAWN_PTY | SPAWN_STDIN_PIPE);
+	struct capture *c = calloc(1, sizeof *c);
+
+	assert_int_equal(run(&o, c, NULL, 0), 0);
+	assert_string_equal(c->out, "tty\r\nctty\r\n");
+	free(c);
+}
+
+static void
+test_pty_size_and_resize(void **state)
+{
+	char *size[] = {"stty", "size", NULL};
+	char *twice[] = {"sh", "-c", "stty size; read x; stty size", NULL};
+	struct spawn_opts o = opts_make(size, SPAWN_PTY);
+	struct capture *c = calloc(1, sizeof *c);
+	struct spawn_proc p;
+	char *cause = NULL;
+
+	assert_int_equal(run(&o, c, NULL, 0), 0);
+	assert_string_equal(c->out, "24 80\r\n");
+	o.rows = 31;
+	o.cols = 101;
+	assert_int_equal(run(&o, c, NULL, 0), 0);
+	assert_string_equal(c->out, "31 101\r\n");
+
+	o.argv = twice;
+	memset(c, 0, sizeof *c);
+	assert_int_equal(spawn_start(&o, &p, &cause), 0);
+	read_until(p.pty_fd, c, "31 101\r\n", 10000);
+	assert_int_equal(spawn_resize(p.pty_fd, 45, 132), 0);
+	assert_int_equal(write(p.pty_fd, "\n", 1), 1);
+	read_until(p.pty_fd, c, "45 132\r\n", 10000);
+	pump(&p, c, NULL, 0, 10000); /* to EIO: closing the master early would SIGHUP it */
+	assert_int_equal(wait_status(p.pid, 10000), 0);
+	assert_int_equal(spawn_resize(-1, 1, 1), -EINVAL);
+	assert_int_equal(spawn_resize(0, 0, 10), -EINVAL);
+	free(c);
+}
+
+static void
+test_pty_echo(void **state)
+{
+	char *argv[] = {"cat", NULL};
+	struct spawn_opts o = opts_make(argv, SPAWN_PTY);
+	struct capture *c = calloc(1, sizeof *c);
+	struct spawn_proc p;
+	char *cause = NULL;
+
+	assert_int_equal(spawn_start(&o, &p, &cause), 0);
+	assert_int_equal(write(p.pty_fd, "ping\n", 5), 5);
+	/* The line discipline echoes the input, then cat writes it back. */
+	read_until(p.pty_fd, c, "ping\r\nping\r\n", 10000);
+	assert_int_equal(write(p.pty_fd, "\x04", 1), 1); /* VEOF: cat sees end of input */
+	pump(&p, c, NULL, 0, 10000);
+	assert_int_equal(wait_status(p.pid, 10000), 0);
+	free(c);
+}
+
+static void
+test_pty_stdout_stderr(void **state)
+{
+	char *argv[] = {"sh", "-c", "echo out; echo err >&2", NULL};
+	struct spawn_opts o = opts_make(argv, SPAWN_PTY);
+	struct capture *c = calloc(1, sizeof *c);
+
+	assert_int_equal(run(&o, c, NULL, 0), 0);
+	assert_string_equal(c->out, "out\r\nerr\r\n");
+	assert_string_equal(c->err, "");
+	free(c);
+}
+
+static void
+test_pty_termios(void **state)
+{
+	static const char *on[] = {"icanon", "isig", "iexten", "echo", "echoe", "echok", "icrnl",
+		"ixon", "iutf8", "opost", "onlcr", "cs8", "cread", "-ixoff", "-inlcr", "-igncr",
+		"-parenb", "-echonl", "-tostop"};
+	char *argv[] = {"stty", "-a", NULL};
+	struct spawn_opts o = opts_make(argv, SPAWN_PTY);
+	struct capture *c = calloc(1, sizeof *c);
+	size_t i;
+
+	assert_int_equal(run(&o, c, NULL, 0), 0);
+	for (i = 0; i < sizeof on / sizeof on[0]; i++) {
+		if (!has_token(c->out, on[i]))
+			fail_msg("no '%s' in %s", on[i], c->out);
+	}
+	assert_non_null(strstr(c->out, "speed 38400 baud"));
+	assert_non_null(strstr(c->out, "intr = ^C;"));
+	assert_non_null(strstr(c->out, "erase = ^?;"));
+	assert_non_null(strstr(c->out, "kill = ^U;"));
+	assert_non_null(strstr(c->out, "eof = ^D;"));
+	assert_non_null(strstr(c->out, "susp = ^Z;"));
+	assert_non_null(strstr(c->out, "min = 1; time = 0;"));
+	free(c);
+}
+
+static void
+test_session_leader(void **state)
+{
+	char *argv[] = {"sleep", "100", NULL};
+	struct spawn_opts o = opts_make(argv, 0);
+	struct spawn_proc p;
+	char *cause = NULL, st;
+	pid_t ppid, pgrp;
+	int mode, status, tty;
+
+	for (mode = 0; mode < 2; mode++) {
+		o.flags = mode == 0 ? 0 : SPAWN_PTY;
+		assert_int_equal(spawn_start(&o, &p, &cause), 0);
+		assert_int_equal(getsid(p.pid), p.pid);
+		assert_int_equal(getpgid(p.pid), p.pid);
+		assert_int_equal(proc_stat(p.pid, &st, &ppid, &pgrp, &tty), 0);
+		assert_int_equal(ppid, getpid());
+		/* A controlling terminal only on a PTY. */
+		if (mode == 0)
+			assert_int_equal(tty, 0);
+		else
+			assert_int_not_equal(tty, 0);
+		assert_int_equal(spawn_kill_group(p.pid, SIGKILL), 0);
+		status = wait_status(p.pid, 10000);
+		assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+		spawn_proc_close(&p);
+	}
+}
+
+static void
+test_kill_group(void **state)
+{
+	char *argv[] = {"sh", "-c", "sleep 100 & sleep 100; echo never", NULL};
+	struct spawn_opts o = opts_make(argv, 0);
+	struct spawn_proc p;
+	long long deadline;
+	char *cause = NULL;
+	int status, reaped = 0;
+	pid_t r;
+
+	assert_int_equal(spawn_start(&o, &p, &cause), 0);
+	deadline = now_ms() + 10000;
+	while (count_procs(p.pid, 0) < 3) {
+		assert_true(now_ms() < deadline);
+		usleep(2000);
+	}
+	assert_int_equal(spawn_kill_group(p.pid, SIGKILL), 0);
+	status = wait_status(p.pid, 10000);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	/*
+	 * The orphaned sleeps come to us (subreaper); each must have been killed too.
+	 * The shell may have reaped the foreground one before its own SIGKILL landed.
+	 */
+	deadline = now_ms() + 10000;
+	while ((r = waitpid(-p.pid, &status, WNOHANG)) != -1) {
+		if (r > 0) {
+			assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+			reaped++;
+		} else if (now_ms() >= deadline) {
+			kill(-p.pid, SIGKILL);
+			fail_msg("process group %d survived", (int)p.pid);
+		} else
+			usleep(2000);
+	}
+	assert_int_equal(errno, ECHILD);
+	assert_true(reaped >= 1 && reaped <= 2);
+	assert_int_equal(count_procs(p.pid, 0), 0);
+	spawn_proc_close(&p);
+
+	/* Reaped pid: nothing left to signal. Never kill(0), kill(-1) or kill(1). */
+	assert_int_equal(spawn_kill_group(p.pid, SIGKILL), -ESRCH);
+	assert_int_equal(spawn_kill_group(0, SIGKILL), -EINVAL);
+	assert_int_equal(spawn_kill_group(1, SIGKILL), -EINVAL);
+	assert_int_equal(spawn_kill_group(-1, SIGKILL), -EINVAL);
+}
+
+static void
+test_only_stdio_fds(void **state)
+{
+	char *argv[] = {"ls", "-1", "/proc/self/fd", NULL};
+	struct spawn_opts o = opts_make(argv, 0);
+	struct capture *c = calloc(1, sizeof *c);
+	int extra[6], i;
+
+	/* Non-cloexec fds of ours that must not reach the child. */
+	for (i = 0; i < 4; i++)
+		assert_true((extra[i] = open("/dev/null", O_RDONLY)) > 2);
+	assert_int_equal(pipe(&extra[4]), 0);
+	assert_int_equal(run(&o, c, NULL, 0), 0);
+	assert_string_equal(c->out, "0\n1\n2\n3\n");
+	o.flags = SPAWN_PTY;
+	assert_int_equal(run(&o, c, NULL, 0), 0);
+	assert_string_equal(c->out, "0\r\n1\r\n2\r\n3\r\n");
+	o.flags = SPAWN_STDIN_PIPE;
+	assert_int_equal(run(&o, c, NULL, 0), 0);
+	assert_string_equal(c->out, "0\n1\n2\n3\n");
+	for (i = 0; i < 6; i++)
+		close(extra[i]);
+	free(c);
+}
+
+static void
+test_signals_reset(void **state)
+{
+	char *argv[] = {"grep", "-E", "^Sig(Ign|Blk):", "/proc/self/status", NULL};
+	struct spawn_opts o = opts_make(argv, 0);
+	struct capture *c = calloc(1, sizeof *c);
+	struct sigaction ign, old_int, old_pipe, old_hup;
+	sigset_t block, before, after, saved;
+	int sig;
+
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	sigaction(SIGHUP, &ign, &old_hup);
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR2);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_SETMASK, &block, &saved);
+	sigprocmask(SIG_BLOCK, NULL, &before);
+
+	assert_int_equal(run(&o, c, NULL, 0), 0);
+	assert_string_equal(c->out, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+	o.flags = SPAWN_PTY;
+	assert_int_equal(run(&o, c, NULL, 0), 0);
+	assert_string_equal(c->out, "SigBlk:\t0000000000000000\r\nSigIgn:\t0000000000000000\r\n");
+
+	/* Our own mask is restored exactly. */
+	sigprocmask(SIG_BLOCK, NULL, &after);
+	for (sig = 1; sig < NSIG; sig++)
+		assert_int_equal(sigismember(&before, sig), sigismember(&after, sig));
+	assert_true(sigismember(&after, SIGTERM));
+
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	free(c);
+}
+
+static void
+test_pdeathsig(void **state)
+{
+	char *argv[] = {"sleep", "100", NULL};
+	struct spawn_opts o = opts_make(argv, 0);
+	struct spawn_proc p;
+	pid_t mid, victim = -1;
+	int pfd[2], status;
+
+	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
+	mid = fork();
+	assert_true(mid >= 0);
+	if (mid == 0) {
+		/* The middle process spawns and exits without reaping. */
+		if (spawn_start(&o, &p, NULL) != 0)
+			_exit(1);
+		if (write(pfd[1], &p.pid, sizeof p.pid) != sizeof p.pid)
+			_exit(2);
+		_exit(0);
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], &victim, sizeof victim), sizeof victim);
+	close(pfd[0]);
+	status = wait_status(mid, 10000);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* Reparented to us (subreaper): it must die of SIGKILL, not live out its 100 s. */
+	status = wait_status(victim, 5000);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+/* A hook that always refuses. */
+static int
+hook_refuse(void *arg)
+{
+	return EPERM;
+}
+
+static void
+test_no_fd_leak(void **state)
+{
+	char *atrue[] = {"true", NULL};
+	char *amissing[] = {"spawn-test-no-such-command", NULL};
+	char *abad[] = {"/nonexistent-spawn-dir/x", NULL};
+	struct spawn_opts o;
+	struct spawn_proc p;
+	char *cause;
+	int before = count_fds(), kids = count_procs(0, getpid()), i, r, status;
+
+	for (i = 0; i < 1000; i++) {
+		o = opts_make(atrue, 0);
+		switch (i % 8) {
+		case 1:
+			o.flags = SPAWN_STDIN_PIPE;
+			break;
+		case 2:
+			o.flags = SPAWN_PTY;
+			break;
+		case 3:
+			o.argv = amissing;
+			break;
+		case 4:
+			o.cwd = "/nonexistent-spawn-dir";
+			break;
+		case 5:
+			o.child_hook = hook_refuse;
+			o.flags = i % 16 < 8 ? SPAWN_PTY : SPAWN_STDIN_PIPE;
+			break;
+		case 6:
+			o.argv = abad;
+			break;
+		}
+		cause = NULL;
+		r = spawn_start(&o, &p, &cause);
+		if (i % 8 >= 3 && i % 8 <= 6) {
+			assert_true(r < 0);
+			free(cause);
+			continue;
+		}
+		assert_int_equal(r, 0);
+		assert_int_equal(waitpid(p.pid, &status, 0), p.pid);
+		assert_int_equal(status, 0);
+		spawn_proc_close(&p); /* after the exit: closing a PTY master hangs the child up */
+	}
+	assert_int_equal(count_fds(), before);
+	assert_int_equal(count_procs(0, getpid()), kids);
+}
+
+static void
+test_spawn_speed(void **state)
+{
+	char *argv[] = {"/bin/true", NULL};
+	struct spawn_opts o = opts_make(argv, 0);
+	struct spawn_proc p;
+	struct timespec t0, t1;
+	double us;
+	int i, mode, n = 500, status;
+
+	for (mode = 0; mode < 2; mode++) {
+		o.flags = mode == 0 ? 0 : SPAWN_PTY;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (i = 0; i < n; i++) {
+			assert_int_equal(spawn_start(&o, &p, NULL), 0);
+			assert_int_equal(waitpid(p.pid, &status, 0), p.pid);
+			spawn_proc_close(&p);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		us = ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) /
+			n;
+		print_message("spawn_start+waitpid of /bin/true (%s): %.0f us per spawn\n",
+			mode == 0 ? "pipes" : "pty", us);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pipes_echo),
+		cmocka_unit_test(test_pipes_stderr_separate),
+		cmocka_unit_test(test_exit_codes),
+		cmocka_unit_test(test_fd_flags),
+		cmocka_unit_test(test_enoent),
+		cmocka_unit_test_setup_teardown(test_eacces, tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test(test_chdir_failure),
+		cmocka_unit_test(test_child_hook),
+		cmocka_unit_test_setup_teardown(test_path_from_envp, tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test(test_stdin_pipe),
+		cmocka_unit_test(test_devnull_stdin),
+		cmocka_unit_test(test_pty_is_tty),
+		cmocka_unit_test(test_pty_size_and_resize),
+		cmocka_unit_test(test_pty_echo),
+		cmocka_unit_test(test_pty_stdout_stderr),
+		cmocka_unit_test(test_pty_termios),
+		cmocka_unit_test(test_session_leader),
+		cmocka_unit_test(test_kill_group),
+		cmocka_unit_test(test_only_stdio_fds),
+		cmocka_unit_test(test_signals_reset),
+		cmocka_unit_test(test_pdeathsig),
+		cmocka_unit_test(test_no_fd_leak),
+		cmocka_unit_test(test_spawn_speed),
+	};
+
+	/* Orphaned grandchildren come back to us, to be checked and reaped. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		return 1;
+	/* The daemon ignores SIGPIPE; so do we (a child may close its stdin early). */
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
