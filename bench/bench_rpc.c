@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,6 +42,7 @@
 #define BENCH_WBUF      (64 * 1024)        /* requests formatted per batch */
 #define BENCH_WRITE_CAP (1024 * 1024)      /* bytes written per poll round */
 #define BENCH_REQ_MAX   256                /* longest formatted request */
+#define BENCH_SAMPLE    0.01               /* seconds between RSS samples in a flow */
 
 #define BENCH_SPAWN   0x01
 #define BENCH_RSS     0x02
@@ -118,6 +118,8 @@ struct bench_flow {
 	long next;     /* next id to format */
 	long answered; /* distinct ids 1..n answered */
 	long dups, strays, wrong_code, notes;
+	long peak_kb;        /* largest VmRSS/VmHWM sampled while running */
+	double sampled;      /* when it was last sampled */
 	unsigned char *seen;
 	char *wbuf;
 	size_t wlen, woff;
@@ -505,9 +507,9 @@ bench_cmp(const void *a, const void *b)
 
 /* The nearest-rank percentile of sorted values. */
 static double
-bench_pct(const double *v, size_t n, double pct)
+bench_pct(const double *v, size_t n, size_t pct)
 {
-	size_t i = (size_t)ceil(pct / 100.0 * (double)n);
+	size_t i = (pct * n + 99) / 100;
 
 	return v[i > 0 ? i - 1 : 0];
 }
@@ -537,7 +539,7 @@ bench_spawn_runs(const struct bench_opts *o, struct bench_report *rep)
 		if (r == 0)
 			init[ni++] = (t1 - t0) * 1e3;
 		x = bench_finish(&p, o->timeout, &status);
-		if (x >= 0)
+		if (r == 0 && x >= 0)
 			exits[ne++] = x * 1e3;
 		if (r != 0 || x < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			bad++;
@@ -657,6 +659,23 @@ bench_flow_line(void *arg, const char *line, size_t len)
 		f->wrong_code++;
 }
 
+/* Sample the daemon's RSS at most every BENCH_SAMPLE seconds; VmHWM alone can miss peaks. */
+static void
+bench_flow_sample(struct bench_flow *f, double now)
+{
+	long rss = 0, hwm = 0;
+	int nproc = 0;
+
+	if (now - f->sampled < BENCH_SAMPLE)
+		return;
+	f->sampled = now;
+	bench_status(f->p->pid, &rss, &hwm, &nproc);
+	if (rss > f->peak_kb)
+		f->peak_kb = rss;
+	if (hwm > f->peak_kb)
+		f->peak_kb = hwm;
+}
+
 /* True while there is something left to write. */
 static int
 bench_flow_pending(const struct bench_flow *f)
@@ -665,7 +684,7 @@ bench_flow_pending(const struct bench_flow *f)
 }
 
 /*
- * The poll loop: write while the pipe takes it (unless reading_only), read what comes back,
+ * The poll loop: write while the pipe takes it, read what comes back (unless write_only),
  * until every id is answered, a stall of timeout seconds, or the deadline (0: none).
  * Returns 0 when done, 1 at the deadline, -ETIMEDOUT on a stall, -errno on a pipe error.
  */
@@ -678,6 +697,7 @@ bench_flow_run(struct bench_flow *f, double timeout, double deadline, int write_
 
 	while (f->answered < f->n) {
 		now = bench_now();
+		bench_flow_sample(f, now);
 		if (deadline > 0 && now >= deadline)
 			return 1;
 		left = timeout - (now - last);
@@ -685,6 +705,8 @@ bench_flow_run(struct bench_flow *f, double timeout, double deadline, int write_
 			left = deadline - now;
 		if (left <= 0)
 			return -ETIMEDOUT;
+		if (left > BENCH_SAMPLE)
+			left = BENCH_SAMPLE;
 		nfd = 0;
 		if (bench_flow_pending(f))
 			pfd[nfd++] = (struct pollfd){.fd = f->p->in_fd, .events = POLLOUT};
@@ -773,10 +795,9 @@ bench_pipeline(const struct bench_opts *o, struct bench_report *rep, const struc
 {
 	struct bench_proc p;
 	struct bench_flow f;
-	long rss = 0, hwm = 0;
 	double t0, t1, x;
 	char prefix[32], name[64], note[96];
-	int nproc = 0, status, r;
+	int status, r;
 
 	snprintf(prefix, sizeof prefix, "pipe_%s", k->name);
 	if ((r = bench_flow_start(o, &p, &f, k, o->requests)) != 0) {
@@ -787,13 +808,15 @@ bench_pipeline(const struct bench_opts *o, struct bench_report *rep, const struc
 	t0 = bench_now();
 	r = bench_flow_run(&f, o->timeout, 0, 0);
 	t1 = bench_now();
-	bench_status(p.pid, &rss, &hwm, &nproc);
+	f.sampled = 0;
+	bench_flow_sample(&f, t1);
 	snprintf(name, sizeof name, "%s_rps", prefix);
 	snprintf(note, sizeof note, "%ld requests in %.3f s", f.answered, t1 - t0);
 	bench_fig(rep, name, (double)f.answered / (t1 - t0), "req/s", '>', 300000, note);
 	bench_flow_check(o, rep, prefix, &f, r);
-	snprintf(name, sizeof name, "%s_vmhwm", prefix);
-	bench_fig(rep, name, (double)hwm / 1024, "MiB", 0, 0, "peak RSS, whole run");
+	snprintf(name, sizeof name, "%s_peak_rss", prefix);
+	bench_fig(rep, name, (double)f.peak_kb / 1024, "MiB", 0, 0,
+		"max of VmRSS sampled every 10 ms and VmHWM");
 	x = bench_finish(&p, o->timeout, &status);
 	if (x < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "bench: %s: the daemon did not exit cleanly after EOF\n", prefix);
@@ -810,7 +833,7 @@ bench_slow(const struct bench_opts *o, struct bench_report *rep)
 {
 	struct bench_proc p;
 	struct bench_flow f;
-	long rss = 0, hwm = 0, prss = 0, phwm = 0;
+	long prss = 0, phwm = 0;
 	double t0, t1;
 	char note[96];
 	int nproc = 0, status, r;
@@ -833,9 +856,10 @@ bench_slow(const struct bench_opts *o, struct bench_report *rep)
 	r = bench_flow_run(&f, o->timeout, 0, 0);
 	snprintf(note, sizeof note, "reading resumed -> all %ld answered", f.n);
 	bench_fig(rep, "slow_drain", bench_now() - t1, "s", 0, 0, note);
-	nproc = 0;
-	bench_status(p.pid, &rss, &hwm, &nproc);
-	bench_fig(rep, "slow_vmhwm", (double)hwm / 1024, "MiB", '<', 8, "peak RSS, whole run");
+	f.sampled = 0;
+	bench_flow_sample(&f, bench_now());
+	bench_fig(rep, "slow_peak_rss", (double)f.peak_kb / 1024, "MiB", '<', 8,
+		"max of VmRSS sampled every 10 ms and VmHWM");
 check:
 	bench_flow_check(o, rep, "slow", &f, r);
 out:
@@ -847,7 +871,8 @@ out:
 static int
 bench_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-	return remove(path) != 0 ? 0 : 0;
+	remove(path);
+	return 0;
 }
 
 /* Parse a positive number; 0 on success. */
@@ -939,17 +964,17 @@ main(int argc, char **argv)
 		else if (strcmp(a, "--only") == 0) {
 			if (bench_only(argv[++i], &o.only) != 0)
 				goto usage;
-		} else if (bench_num(val, &v) != 0)
+		} else if (bench_num(argv[++i], &v) != 0)
 			goto usage;
-		else if (strcmp(a, "--runs") == 0 && ++i)
+		else if (strcmp(a, "--runs") == 0)
 			o.runs = (long)v;
-		else if (strcmp(a, "--requests") == 0 && ++i)
+		else if (strcmp(a, "--requests") == 0)
 			o.requests = (long)v;
-		else if (strcmp(a, "--slow-requests") == 0 && ++i)
+		else if (strcmp(a, "--slow-requests") == 0)
 			o.slow_requests = (long)v;
-		else if (strcmp(a, "--slow-pause") == 0 && ++i)
+		else if (strcmp(a, "--slow-pause") == 0)
 			o.slow_pause = v;
-		else if (strcmp(a, "--timeout") == 0 && ++i)
+		else if (strcmp(a, "--timeout") == 0)
 			o.timeout = v;
 		else
 			goto usage;

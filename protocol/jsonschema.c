@@ -478,6 +478,10 @@ check_array(struct vctx *c, const struct jsv_node *n, const json_t *v)
 			break;
 		if (s == NULL)
 			break;
+		if (((s->ref != NULL ? s->ref : s)->flags & JSV_F_FALSE) && i >= n->tuple.n &&
+			n->has_tuple)
+			return vfail(c, "additionalItems", "array has %zu items, at most %zu allowed",
+				len, n->tuple.n);
 		path_index(c, i);
 		r = validate(c, s, json_array_get(v, i));
 		c->npath--;

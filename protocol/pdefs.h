@@ -48,17 +48,17 @@ struct pdef {
 	const char *name;
 	enum pdef_kind kind;
 	const char *doc;
-	const struct pfield *fields;     /* PD_STRUCT, terminated by a NULL name */
-	const struct penum *values;      /* PD_ENUM, terminated by a NULL value */
+	const struct pfield *fields;	 /* PD_STRUCT, terminated by a NULL name */
+	const struct penum *values;	 /* PD_ENUM, terminated by a NULL value */
 	const struct pvariant *variants; /* PD_UNION, terminated by a NULL tag */
-	const char *tag;                 /* PD_UNION: the tag field's name */
-	const char *alias;               /* PD_ALIAS: a type expression */
+	const char *tag;		 /* PD_UNION: the tag field's name */
+	const char *alias;		 /* PD_ALIAS: a type expression */
 };
 
 enum pmsg_kind {
-	PM_REQUEST,             /* client -> server request */
-	PM_NOTIFICATION,        /* server -> client notification */
-	PM_SERVER_REQUEST,      /* server -> client request */
+	PM_REQUEST,		/* client -> server request */
+	PM_NOTIFICATION,	/* server -> client notification */
+	PM_SERVER_REQUEST,	/* server -> client request */
 	PM_CLIENT_NOTIFICATION, /* client -> server notification */
 };
 

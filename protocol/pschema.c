@@ -24,7 +24,8 @@ pschema_prim(const char *name)
 	if (strcmp(name, "number") == 0)
 		return json_pack("{s:s, s:s}", "format", "double", "type", "number");
 	if (name[0] == 'u')
-		return json_pack("{s:s, s:i, s:s}", "format", name, "minimum", 0, "type", "integer");
+		return json_pack(
+			"{s:s, s:i, s:s}", "format", name, "minimum", 0, "type", "integer");
 	return json_pack("{s:s, s:s}", "format", name, "type", "integer");
 }
 
@@ -59,12 +60,13 @@ pschema_tree(const struct texpr *t)
 	case TX_ARRAY:
 		return json_pack("{s:o, s:s}", "items", pschema_tree(t->a[0]), "type", "array");
 	case TX_MAP:
-		return json_pack("{s:o, s:s}", "additionalProperties", pschema_tree(t->a[0]), "type",
-			"object");
+		return json_pack("{s:o, s:s}", "additionalProperties", pschema_tree(t->a[0]),
+			"type", "object");
 	case TX_NULL:
 		return pschema_nullable(pschema_tree(t->a[0]));
 	case TX_OR:
-		return json_pack("{s:[o, o]}", "anyOf", pschema_tree(t->a[0]), pschema_tree(t->a[1]));
+		return json_pack(
+			"{s:[o, o]}", "anyOf", pschema_tree(t->a[0]), pschema_tree(t->a[1]));
 	}
 	return NULL;
 }
@@ -171,7 +173,8 @@ pschema_union(const struct pdef *d, char **cause)
 		}
 		title = pschema_title(pv->tag, d->name);
 		ttitle = xasprintf("%sType", title);
-		tag = json_pack("{s:[s], s:s, s:s}", "enum", pv->tag, "title", ttitle, "type", "string");
+		tag = json_pack(
+			"{s:[s], s:s, s:s}", "enum", pv->tag, "title", ttitle, "type", "string");
 		if (json_object_get(v, "properties") == NULL)
 			json_object_set_new(v, "properties", json_object());
 		json_object_set_new(json_object_get(v, "properties"), d->tag, tag);
@@ -196,9 +199,11 @@ pschema_enum(const struct pdef *d)
 	for (e = d->values; e->value != NULL; e++) {
 		documented |= e->doc != NULL;
 		json_array_append_new(vals, json_string(e->value));
-		json_array_append_new(one, e->doc != NULL ?
-			json_pack("{s:s, s:[s], s:s}", "description", e->doc, "enum", e->value, "type", "string") :
-			json_pack("{s:[s], s:s}", "enum", e->value, "type", "string"));
+		json_array_append_new(one,
+			e->doc != NULL
+				? json_pack("{s:s, s:[s], s:s}", "description", e->doc, "enum",
+					  e->value, "type", "string")
+				: json_pack("{s:[s], s:s}", "enum", e->value, "type", "string"));
 	}
 	if (documented) {
 		json_decref(vals);

@@ -104,7 +104,8 @@ pschema_bundle(enum pmsg_kind kind, json_t *all, char **cause)
 		if (m->params != NULL) {
 			json_object_set_new(json_object_get(b, "properties"), "params",
 				json_pack("{s:s+}", "$ref", "#/definitions/", m->params));
-			json_array_append_new(json_object_get(b, "required"), json_string("params"));
+			json_array_append_new(
+				json_object_get(b, "required"), json_string("params"));
 			if (pschema_closure(m->params, names, cause) != 0) {
 				json_decref(b);
 				goto fail;

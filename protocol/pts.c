@@ -150,7 +150,8 @@ pts_messages(struct pts *ts, enum pmsg_kind kind, const char *name)
 	for (m = pmethods; m->method != NULL; m++) {
 		if (m->kind != kind)
 			continue;
-		fprintf(ts->f, "\n  | { method: \"%s\"%s", m->method, has_id ? "; id: RequestId" : "");
+		fprintf(ts->f, "\n  | { method: \"%s\"%s", m->method,
+			has_id ? "; id: RequestId" : "");
 		if (m->params != NULL)
 			fprintf(ts->f, "; params: %s", m->params);
 		fputs(" }", ts->f);

@@ -16,7 +16,7 @@ void pvalidate_free(struct pvalidate *v);
  * invalid: then *message (heap) is a sentence and *data is {path, keyword, message}, the path a
  * JSON pointer from the request object (e.g. "/params/command/0").
  */
-int pvalidate_params(struct pvalidate *v, const char *method, const json_t *params,
-	char **message, json_t **data);
+int pvalidate_params(struct pvalidate *v, const char *method, const json_t *params, char **message,
+	json_t **data);
 
 #endif

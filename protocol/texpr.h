@@ -4,11 +4,11 @@
 
 enum texpr_kind {
 	TX_PRIM,  /* name is a primitive: string boolean number int32 ... any */
-	TX_REF,   /* name is a definition */
+	TX_REF,	  /* name is a definition */
 	TX_ARRAY, /* a[0] is the item type */
-	TX_MAP,   /* a[0] is the value type */
+	TX_MAP,	  /* a[0] is the value type */
 	TX_NULL,  /* a[0] or null */
-	TX_OR,    /* a[0] | a[1] */
+	TX_OR,	  /* a[0] | a[1] */
 };
 
 struct texpr {

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <ev.h>
@@ -59,8 +60,8 @@ daemon_stdio(struct daemon *d)
 		log_error("cannot duplicate stdin/stdout: %s", strerror(errno));
 		return -1;
 	}
-	if ((null = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 ||
-		dup2(null, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+	if ((null = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 || dup2(null, STDIN_FILENO) < 0 ||
+		dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
 		log_error("cannot redirect stdin/stdout: %s", strerror(errno));
 		return -1;
 	}
@@ -193,6 +194,8 @@ daemon_run(const struct daemon_opts *opts)
 	int status = 1;
 
 	signal(SIGPIPE, SIG_IGN);
+	/* Orphaned grandchildren of our commands become ours, so libev reaps them too. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	d.loop = ev_default_loop(EVFLAG_AUTO);
 	if (daemon_stdio(&d) != 0)
 		goto out;

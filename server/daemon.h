@@ -7,9 +7,9 @@
 struct daemon_opts {
 	size_t max_line;     /* longest accepted input line, bytes */
 	size_t out_high;     /* output queue high watermark, bytes */
-	size_t out_low;      /* and low watermark */
+	size_t out_low;	     /* and low watermark */
 	size_t max_inflight; /* unanswered requests before -32001 */
-	double grace;        /* seconds to finish in-flight work at shutdown */
+	double grace;	     /* seconds to finish in-flight work at shutdown */
 };
 
 /* Serve JSON-RPC on stdin/stdout until EOF or a signal; returns the exit status. */

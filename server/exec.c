@@ -167,10 +167,11 @@ exec_target(struct rpc *r, struct rpc_req *req, json_t *params)
 		return p;
 	q = exec_quote(id);
 	if (p == NULL)
-		rpc_reply_errorf(req, RPC_INVALID_REQUEST, "no active command/exec for process id %s",
-			q);
+		rpc_reply_errorf(
+			req, RPC_INVALID_REQUEST, "no active command/exec for process id %s", q);
 	else
-		rpc_reply_errorf(req, RPC_INVALID_REQUEST, "command/exec %s is no longer running", q);
+		rpc_reply_errorf(
+			req, RPC_INVALID_REQUEST, "command/exec %s is no longer running", q);
 	free(q);
 	return NULL;
 }
@@ -203,7 +204,8 @@ exec_env(const json_t *env, const char *extra, const char **bad)
 	{
 		size_t kl = strlen(k), j;
 
-		if (kl == 0 || strchr(k, '=') != NULL || (json_is_string(v) && exec_cstr(v) == NULL)) {
+		if (kl == 0 || strchr(k, '=') != NULL ||
+			(json_is_string(v) && exec_cstr(v) == NULL)) {
 			*bad = k;
 			goto fail;
 		}
@@ -323,10 +325,12 @@ handle_command_exec(struct rpc *r, struct rpc_req *req, json_t *params)
 	if (json_object_get(params, "permissionProfile") != NULL) {
 		if (!rpc_experimental(r))
 			rpc_reply_error(req, RPC_INVALID_REQUEST,
-				"command/exec.permissionProfile requires experimentalApi capability", NULL);
+				"command/exec.permissionProfile requires experimentalApi capability",
+				NULL);
 		else if (json_is_object(policy))
 			rpc_reply_error(req, RPC_INVALID_REQUEST,
-				"`permissionProfile` cannot be combined with `sandboxPolicy`", NULL);
+				"`permissionProfile` cannot be combined with `sandboxPolicy`",
+				NULL);
 		else
 			rpc_reply_error(req, RPC_INVALID_REQUEST,
 				"invalid permission profile: permission profiles are not supported yet",
@@ -334,7 +338,8 @@ handle_command_exec(struct rpc *r, struct rpc_req *req, json_t *params)
 		return;
 	}
 	if (json_is_object(size) && !tty) {
-		rpc_reply_error(req, RPC_INVALID_PARAMS, "command/exec size requires tty: true", NULL);
+		rpc_reply_error(
+			req, RPC_INVALID_PARAMS, "command/exec size requires tty: true", NULL);
 		return;
 	}
 	if (no_cap && has_cap) {
@@ -349,7 +354,8 @@ handle_command_exec(struct rpc *r, struct rpc_req *req, json_t *params)
 	}
 	if (timeout_ms < 0) {
 		rpc_reply_errorf(req, RPC_INVALID_PARAMS,
-			"command/exec timeoutMs must be non-negative, got %lld", (long long)timeout_ms);
+			"command/exec timeoutMs must be non-negative, got %lld",
+			(long long)timeout_ms);
 		return;
 	}
 	if (exec_policy(policy, &env_extra, &why) != 0) {
@@ -372,8 +378,8 @@ handle_command_exec(struct rpc *r, struct rpc_req *req, json_t *params)
 	}
 	if (id != NULL && exec_find(t, id) != NULL) {
 		q = exec_quote(id);
-		rpc_reply_errorf(req, RPC_INVALID_REQUEST, "duplicate active command/exec process id: %s",
-			q);
+		rpc_reply_errorf(req, RPC_INVALID_REQUEST,
+			"duplicate active command/exec process id: %s", q);
 		free(q);
 		return;
 	}
@@ -393,14 +399,14 @@ handle_command_exec(struct rpc *r, struct rpc_req *req, json_t *params)
 		cargv[i] = xstrdup(json_string_value(v));
 	}
 	if ((envp = exec_env(json_object_get(params, "env"), env_extra, &bad)) == NULL) {
-		rpc_reply_errorf(req, RPC_INVALID_PARAMS, "command/exec env has an invalid entry `%s`",
-			bad);
+		rpc_reply_errorf(
+			req, RPC_INVALID_PARAMS, "command/exec env has an invalid entry `%s`", bad);
 		goto out;
 	}
 	if (json_is_string(json_object_get(params, "cwd")) &&
 		(cwd = exec_cwd(json_object_get(params, "cwd"))) == NULL) {
-		rpc_reply_error(req, RPC_INVALID_PARAMS, "command/exec cwd must not contain NUL bytes",
-			NULL);
+		rpc_reply_error(req, RPC_INVALID_PARAMS,
+			"command/exec cwd must not contain NUL bytes", NULL);
 		goto out;
 	}
 	so.argv = cargv;

@@ -17,13 +17,13 @@
 #include "spawn.h"
 
 #define EXEC_DEFAULT_TIMEOUT_MS 10000
-#define EXEC_DEFAULT_CAP        (1024 * 1024)
-#define EXEC_FRAME              (64 * 1024)         /* decoded bytes per outputDelta at most */
-#define EXEC_CAPTURE_CEILING    (256 * 1024 * 1024) /* buffered capture even with no cap */
-#define EXEC_STDIN_MAX          (8 * 1024 * 1024)   /* stdin bytes queued per process */
-#define EXEC_DRAIN_PIPE         2.0                 /* seconds to drain pipes after exit */
-#define EXEC_DRAIN_PTY          0.5                 /* and a PTY */
-#define EXEC_MAX_PROCS          1024                /* running processes per connection */
+#define EXEC_DEFAULT_CAP	(1024 * 1024)
+#define EXEC_FRAME		(64 * 1024)	    /* decoded bytes per outputDelta at most */
+#define EXEC_CAPTURE_CEILING	(256 * 1024 * 1024) /* buffered capture even with no cap */
+#define EXEC_STDIN_MAX		(8 * 1024 * 1024)   /* stdin bytes queued per process */
+#define EXEC_DRAIN_PIPE		2.0		    /* seconds to drain pipes after exit */
+#define EXEC_DRAIN_PTY		0.5		    /* and a PTY */
+#define EXEC_MAX_PROCS		1024		    /* running processes per connection */
 
 struct rpc;
 struct rpc_req;
@@ -31,25 +31,26 @@ struct exec_table;
 
 struct exec_stream {
 	struct exec_proc *proc;
-	int fd;      /* -1 at EOF */
+	int fd;	     /* -1 at EOF */
 	ev_io io;    /* EV_READ; for a PTY also EV_WRITE while stdin has bytes queued */
 	int stderr_; /* which stream */
 	char *buf;   /* buffered capture (not streaming) */
 	size_t len, bufcap;
-	size_t total;     /* bytes kept so far, counted against the cap */
-	int dropped;      /* bytes past the cap were discarded */
-	int cap_sent;     /* the capReached delta went out */
-	int paused;       /* reading stopped while the output queue is congested */
+	size_t total; /* bytes kept so far, counted against the cap */
+	int dropped;  /* bytes past the cap were discarded */
+	int cap_sent; /* the capReached delta went out */
+	int paused;   /* reading stopped while the output queue is congested */
 };
 
 struct exec_proc {
 	struct exec_table *table;
 	struct exec_proc *prev, *next;
 	struct rpc_req *req; /* answered when finished */
-	char *id;            /* client processId, or NULL */
-	char *id_json;       /* id as a JSON string literal, for the deltas */
-	pid_t pid;           /* -1 once reaped */
-	int status;          /* wait status */
+	char *id;	     /* client processId, or NULL */
+	char *id_json;	     /* id as a JSON string literal, for the deltas */
+	pid_t pid;	     /* -1 once reaped */
+	pid_t pgid;	     /* its process group, for the drain deadline */
+	int status;	     /* wait status */
 	ev_child child;
 	ev_timer timeout;
 	ev_timer drain;
@@ -64,9 +65,9 @@ struct exec_proc {
 	char *inbuf;
 	size_t inlen, inoff;
 	int stdin_enabled; /* streamStdin (or tty) was asked for */
-	int stdin_open;    /* accepting writes */
+	int stdin_open;	   /* accepting writes */
 	int stdin_closing; /* close once the queue is empty */
-	int last_nl;       /* last byte written to a PTY was a newline */
+	int last_nl;	   /* last byte written to a PTY was a newline */
 	int timed_out;
 	int finished;
 };
@@ -74,7 +75,7 @@ struct exec_proc {
 struct exec_table {
 	struct rpc *rpc;
 	struct exec_proc *procs; /* running or draining */
-	struct exec_proc *dead;  /* finished, freed from the idle watcher */
+	struct exec_proc *dead;	 /* finished, freed from the idle watcher */
 	ev_idle reaper;
 	size_t count;
 	char scratch[EXEC_FRAME];
@@ -85,8 +86,8 @@ void exec_proc_start(struct exec_proc *p, struct spawn_proc *sp, double timeout)
 /* Kill the process group now (terminate, timeout, shutdown). */
 void exec_proc_kill(struct exec_proc *p);
 /* Queue stdin bytes and/or close; 0, or -1 with *why (static text) when refused. */
-int exec_proc_write(struct exec_proc *p, const char *data, size_t n, int close_stdin,
-	const char **why);
+int exec_proc_write(
+	struct exec_proc *p, const char *data, size_t n, int close_stdin, const char **why);
 /* Resume reading streams paused by a congested output queue. */
 void exec_proc_resume(struct exec_proc *p);
 /* Free a finished process (from the table's idle watcher). */

@@ -38,7 +38,8 @@ exec_loop(const struct exec_proc *p)
 static void
 exec_delta(struct exec_proc *p, struct exec_stream *s, const char *data, size_t n, int cap)
 {
-	static const char head[] = "{\"method\":\"command/exec/outputDelta\",\"params\":{\"processId\":";
+	static const char head[] =
+		"{\"method\":\"command/exec/outputDelta\",\"params\":{\"processId\":";
 	struct outq *q = rpc_outq(p->table->rpc);
 	const char *stream = s->stderr_ ? "stderr" : "stdout";
 	char tail[96], *start, *w;
@@ -276,8 +277,7 @@ exec_stdin_cb(struct ev_loop *loop, ev_io *w, int revents)
 
 /* Queue stdin bytes and/or close; 0, or -1 with *why when refused. */
 int
-exec_proc_write(struct exec_proc *p, const char *data, size_t n, int close_stdin,
-	const char **why)
+exec_proc_write(struct exec_proc *p, const char *data, size_t n, int close_stdin, const char **why)
 {
 	if (!p->stdin_open || p->stdin_closing) {
 		*why = "stdin is already closed";
@@ -351,7 +351,13 @@ exec_drain_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		ev_timer_start(loop, w);
 		return;
 	}
-	/* Read what is already buffered, then let go of the pipes. */
+	/*
+	 * Something in the process group outlived the leader and holds the output: kill the
+	 * group (its id stays in use while a member lives, and the daemon is the subreaper of
+	 * every orphan, so the id cannot have been reused), then take what is buffered.
+	 */
+	if (p->pgid > 1)
+		kill(-p->pgid, SIGKILL);
 	if (p->out.fd >= 0)
 		exec_stream_read(p, &p->out);
 	if (p->err.fd >= 0)
@@ -407,8 +413,9 @@ exec_proc_check(struct exec_proc *p)
 		close(p->in_fd);
 		p->in_fd = -1;
 	}
-	rpc_reply(p->req, json_pack("{s:i, s:o, s:o}", "exitCode", exec_exit_code(p), "stdout",
-				  exec_text(&p->out), "stderr", exec_text(&p->err)));
+	rpc_reply(p->req,
+		json_pack("{s:i, s:o, s:o}", "exitCode", exec_exit_code(p), "stdout",
+			exec_text(&p->out), "stderr", exec_text(&p->err)));
 	p->req = NULL;
 	exec_table_retire(p->table, p);
 }
@@ -429,7 +436,7 @@ exec_proc_start(struct exec_proc *p, struct spawn_proc *sp, double timeout)
 {
 	struct ev_loop *loop = exec_loop(p);
 
-	p->pid = sp->pid;
+	p->pid = p->pgid = sp->pid;
 	ev_child_init(&p->child, exec_child_cb, p->pid, 0);
 	ev_child_start(loop, &p->child);
 	ev_init(&p->drain, exec_drain_cb);

@@ -116,8 +116,9 @@ handle_initialize(struct rpc *r, struct rpc_req *req, json_t *params)
 	home = home_path();
 	rpc_set_initialized(r, json_is_true(json_object_get(caps, "experimentalApi")),
 		json_object_get(caps, "optOutNotificationMethods"));
-	rpc_reply(req, json_pack("{s:s, s:s, s:s, s:s}", "userAgent", ua, "codexHome", home,
-			       "platformFamily", "unix", "platformOs", "linux"));
+	rpc_reply(req,
+		json_pack("{s:s, s:s, s:s, s:s}", "userAgent", ua, "codexHome", home,
+			"platformFamily", "unix", "platformOs", "linux"));
 	free(os);
 	free(term);
 	free(ua);

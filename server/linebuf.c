@@ -56,7 +56,8 @@ linebuf_space(struct linebuf *lb, size_t *avail)
 		lb->start = 0;
 	}
 	if (lb->cap - lb->end < LINEBUF_READ) {
-		lb->cap = lb->cap * 2 > lb->end + LINEBUF_READ ? lb->cap * 2 : lb->end + LINEBUF_READ;
+		lb->cap =
+			lb->cap * 2 > lb->end + LINEBUF_READ ? lb->cap * 2 : lb->end + LINEBUF_READ;
 		lb->buf = xrealloc(lb->buf, lb->cap);
 	}
 	*avail = lb->cap - lb->end;

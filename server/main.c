@@ -158,8 +158,9 @@ main(int argc, char **argv)
 	log_init();
 	if (argc > 1 && strcmp(argv[1], "app-server") == 0)
 		i++;
-	if (argc > i && (strcmp(argv[i], "generate-json-schema") == 0 ||
-				strcmp(argv[i], "generate-ts") == 0)) {
+	if (argc > i &&
+		(strcmp(argv[i], "generate-json-schema") == 0 ||
+			strcmp(argv[i], "generate-ts") == 0)) {
 		if (argc != i + 3 || strcmp(argv[i + 1], "--out") != 0) {
 			fputs(usage, stderr);
 			return 2;
@@ -177,7 +178,8 @@ main(int argc, char **argv)
 			return 0;
 		} else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
 			if (strcmp(argv[++i], "stdio://") != 0) {
-				fprintf(stderr, "app-server: only --listen stdio:// is supported\n");
+				fprintf(stderr,
+					"app-server: only --listen stdio:// is supported\n");
 				return 2;
 			}
 		} else if (strcmp(argv[i], "--max-line-bytes") == 0 && i + 1 < argc) {

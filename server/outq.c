@@ -16,9 +16,9 @@
 #include "outq.h"
 #include "xmalloc.h"
 
-#define OUTQ_BLOCK  (64 * 1024)
-#define OUTQ_IOV    32
-#define OUTQ_EAGER  (256 * 1024) /* flush inside a long callback past this much */
+#define OUTQ_BLOCK (64 * 1024)
+#define OUTQ_IOV   32
+#define OUTQ_EAGER (256 * 1024) /* flush inside a long callback past this much */
 
 struct outq_block {
 	struct outq_block *next;
@@ -293,8 +293,9 @@ outq_flush_wait(struct outq *q, int timeout_ms)
 		if (q->pending == 0)
 			return 0;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		left = timeout_ms - ((now.tv_sec - start.tv_sec) * 1000 +
-					    (now.tv_nsec - start.tv_nsec) / 1000000);
+		left = timeout_ms -
+			((now.tv_sec - start.tv_sec) * 1000 +
+				(now.tv_nsec - start.tv_nsec) / 1000000);
 		if (left <= 0)
 			return -1;
 		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)

@@ -348,19 +348,20 @@ rpc_line(struct rpc *r, const char *line, size_t len, int oversized)
 		return;
 	if ((msg = json_loadb(line, len, JSON_DECODE_ANY, &je)) == NULL) {
 		if (strstr(je.text, "too big") != NULL)
-			why = xasprintf("Invalid request: %s (integers must fit in 64 bits)", je.text);
+			why = xasprintf(
+				"Invalid request: %s (integers must fit in 64 bits)", je.text);
 		else
 			why = xasprintf("Parse error: %s at column %d", je.text, je.column);
 		rpc_send_error(r, NULL,
-			strstr(je.text, "too big") != NULL ? RPC_INVALID_REQUEST : RPC_PARSE_ERROR, why,
-			NULL);
+			strstr(je.text, "too big") != NULL ? RPC_INVALID_REQUEST : RPC_PARSE_ERROR,
+			why, NULL);
 		free(why);
 		return;
 	}
 	if (!json_is_object(msg)) {
 		rpc_send_error(r, NULL, RPC_INVALID_REQUEST,
-			json_is_array(msg) ? "Invalid request: batches are not supported" :
-					     "Invalid request: expected a JSON object",
+			json_is_array(msg) ? "Invalid request: batches are not supported"
+					   : "Invalid request: expected a JSON object",
 			NULL);
 		goto out;
 	}
@@ -378,7 +379,7 @@ rpc_line(struct rpc *r, const char *line, size_t len, int oversized)
 		else
 			rpc_request(r, msg, json_string_value(method), id);
 	} else if (rpc_id_ok(id) &&
-		   (json_object_get(msg, "result") != NULL || json_object_get(msg, "error") != NULL))
+		(json_object_get(msg, "result") != NULL || json_object_get(msg, "error") != NULL))
 		rpc_client_response(r, id);
 	else
 		rpc_send_error(r, rpc_id_ok(id) ? id : NULL, RPC_INVALID_REQUEST,

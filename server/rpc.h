@@ -15,12 +15,12 @@
 #include <ev.h>
 #include <jansson.h>
 
-#define RPC_PARSE_ERROR      -32700
+#define RPC_PARSE_ERROR	     -32700
 #define RPC_INVALID_REQUEST  -32600
 #define RPC_METHOD_NOT_FOUND -32601
 #define RPC_INVALID_PARAMS   -32602
 #define RPC_INTERNAL_ERROR   -32603
-#define RPC_OVERLOADED       -32001
+#define RPC_OVERLOADED	     -32001
 
 struct outq;
 struct rpc;
@@ -31,8 +31,8 @@ struct rpc_opts {
 	size_t max_inflight; /* requests awaiting an answer before -32001 */
 };
 
-struct rpc *rpc_new(struct ev_loop *loop, struct outq *q, const struct rpc_opts *opts,
-	char **cause);
+struct rpc *rpc_new(
+	struct ev_loop *loop, struct outq *q, const struct rpc_opts *opts, char **cause);
 /* Answer what is still pending with an error (connection closing), then free. */
 void rpc_free(struct rpc *r);
 
