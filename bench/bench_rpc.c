@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,19 +38,19 @@
 #include "rpc.h"
 #include "xmalloc.h"
 
-#define BENCH_RBUF      (256 * 1024)       /* initial read buffer */
-#define BENCH_RBUF_MAX  (64 * 1024 * 1024) /* longest response line accepted */
-#define BENCH_WBUF      (64 * 1024)        /* requests formatted per batch */
-#define BENCH_WRITE_CAP (1024 * 1024)      /* bytes written per poll round */
-#define BENCH_REQ_MAX   256                /* longest formatted request */
-#define BENCH_SAMPLE    0.01               /* seconds between RSS samples in a flow */
+#define BENCH_RBUF	(256 * 1024)	   /* initial read buffer */
+#define BENCH_RBUF_MAX	(64 * 1024 * 1024) /* longest response line accepted */
+#define BENCH_WBUF	(64 * 1024)	   /* requests formatted per batch */
+#define BENCH_WRITE_CAP (1024 * 1024)	   /* bytes written per poll round */
+#define BENCH_REQ_MAX	256		   /* longest formatted request */
+#define BENCH_SAMPLE	0.01		   /* seconds between RSS samples in a flow */
 
-#define BENCH_SPAWN   0x01
-#define BENCH_RSS     0x02
-#define BENCH_PINIT   0x04
-#define BENCH_PUNK    0x08
-#define BENCH_SLOW    0x10
-#define BENCH_ALL     0x1f
+#define BENCH_SPAWN 0x01
+#define BENCH_RSS   0x02
+#define BENCH_PINIT 0x04
+#define BENCH_PUNK  0x08
+#define BENCH_SLOW  0x10
+#define BENCH_ALL   0x1f
 
 /* What to run and against which binary. */
 struct bench_opts {
@@ -62,6 +63,8 @@ struct bench_opts {
 	double slow_pause;
 	double timeout;
 	unsigned only;
+	const char *home; /* the CODEX_HOME made for this run */
+	int fresh_home;	  /* a new CODEX_HOME for each spawn run */
 	int json;
 	int lax;
 	int verbose;
@@ -118,12 +121,20 @@ struct bench_flow {
 	long next;     /* next id to format */
 	long answered; /* distinct ids 1..n answered */
 	long dups, strays, wrong_code, notes;
-	long peak_kb;        /* largest VmRSS/VmHWM sampled while running */
-	double sampled;      /* when it was last sampled */
+	struct {
+		long long code; /* 0: a result */
+		long n;
+	} codes[8]; /* the answers by error code, for the report */
+	size_t ncodes;
+	double t_last;	/* when the last answer arrived */
+	long peak_kb;	/* largest VmRSS/VmHWM sampled while running */
+	double sampled; /* when it was last sampled */
 	unsigned char *seen;
 	char *wbuf;
 	size_t wlen, woff;
 };
+
+static int bench_rm(const char *, const struct stat *, int, struct FTW *);
 
 /* Seconds on the monotonic clock. */
 static double
@@ -158,7 +169,7 @@ bench_fig(struct bench_report *rep, const char *name, double value, const char *
 		snprintf(gbuf, sizeof gbuf, "goal %s %g %s", cmp == '<' ? "<=" : ">=", goal, unit);
 		verdict = (cmp == '<' ? value <= goal : value >= goal) ? "ok" : "MISS";
 	}
-	printf("%-28s %14.3f %-6s %-22s %-4s %s\n", name, value, unit, gbuf, verdict,
+	printf("%-34s %14.3f %-6s %-22s %-4s %s\n", name, value, unit, gbuf, verdict,
 		note != NULL ? note : "");
 	fflush(stdout);
 }
@@ -167,22 +178,22 @@ bench_fig(struct bench_report *rep, const char *name, double value, const char *
 static void
 bench_report_json(const struct bench_report *rep, const struct bench_opts *o)
 {
-	json_t *doc = json_pack("{s:s, s:[], s:b}", "bin", o->bin, "figures", "failed",
-		rep->failed);
+	json_t *doc =
+		json_pack("{s:s, s:[], s:b}", "bin", o->bin, "figures", "failed", rep->failed);
 	json_t *arr = json_object_get(doc, "figures"), *f;
 	char *s;
 
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct bench_fig *g = &rep->figs[i];
 
-		f = json_pack("{s:s, s:f, s:s}", "name", g->name, "value", g->value, "unit",
-			g->unit);
+		f = json_pack(
+			"{s:s, s:f, s:s}", "name", g->name, "value", g->value, "unit", g->unit);
 		if (g->cmp != 0) {
 			json_object_set_new(f, "goal", json_real(g->goal));
 			json_object_set_new(f, "goal_op", json_string(g->cmp == '<' ? "<=" : ">="));
 			json_object_set_new(f, "ok",
-				json_boolean(g->cmp == '<' ? g->value <= g->goal :
-							     g->value >= g->goal));
+				json_boolean(
+					g->cmp == '<' ? g->value <= g->goal : g->value >= g->goal));
 		}
 		if (g->note != NULL)
 			json_object_set_new(f, "note", json_string(g->note));
@@ -496,6 +507,39 @@ bench_status(pid_t pid, long *rss, long *hwm, int *nproc)
 	closedir(dir);
 }
 
+/* CPU time (user + system, seconds) a process has used so far, or -1. */
+static double
+bench_cpu(pid_t pid)
+{
+	char path[64], buf[1024], *s;
+	unsigned long long ut, st;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* after "pid (comm) ", utime and stime are fields 14 and 15 */
+	if ((s = strrchr(buf, ')')) == NULL ||
+		sscanf(s + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) !=
+			2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* CPU time this client has used so far, seconds. */
+static double
+bench_self_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* Compare doubles for qsort. */
 static int
 bench_cmp(const void *a, const void *b)
@@ -524,10 +568,17 @@ bench_spawn_runs(const struct bench_opts *o, struct bench_report *rep)
 	size_t ni = 0, ne = 0;
 	long bad = 0;
 	double t0, t1, x;
-	char note[128];
+	char note[128], home[PATH_MAX];
 	int status, r;
 
 	for (long i = 0; i < o->runs; i++) {
+		snprintf(home, sizeof home, "%s/run.XXXXXX", o->home);
+		if (o->fresh_home &&
+			(mkdtemp(home) == NULL || setenv("CODEX_HOME", home, 1) != 0)) {
+			fprintf(stderr, "bench: cannot make %s: %s\n", home, strerror(errno));
+			bad++;
+			break;
+		}
 		t0 = bench_now();
 		if ((r = bench_spawn(o, &p)) != 0) {
 			fprintf(stderr, "bench: spawn %s: %s\n", o->bin, strerror(-r));
@@ -543,10 +594,14 @@ bench_spawn_runs(const struct bench_opts *o, struct bench_report *rep)
 			exits[ne++] = x * 1e3;
 		if (r != 0 || x < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			bad++;
+		if (o->fresh_home)
+			nftw(home, bench_rm, 16, FTW_DEPTH | FTW_PHYS);
 	}
+	setenv("CODEX_HOME", o->home, 1);
 	qsort(init, ni, sizeof *init, bench_cmp);
 	qsort(exits, ne, sizeof *exits, bench_cmp);
-	snprintf(note, sizeof note, "%zu runs, %ld failed", ni, bad);
+	snprintf(note, sizeof note, "%zu runs, %ld failed%s", ni, bad,
+		o->fresh_home ? ", a new CODEX_HOME each" : ", one CODEX_HOME");
 	if (ni > 0) {
 		bench_fig(rep, "spawn_initialize_median", bench_pct(init, ni, 50), "ms", '<', 2,
 			note);
@@ -575,7 +630,7 @@ bench_rss(const struct bench_opts *o, struct bench_report *rep)
 	struct bench_proc p;
 	long rss = 0, hwm = 0;
 	int nproc = 0, status, r;
-	char note[64];
+	char note[96];
 
 	if ((r = bench_spawn(o, &p)) != 0 || (r = bench_handshake(&p, o->timeout)) != 0) {
 		fprintf(stderr, "bench: rss: %s\n", strerror(-r));
@@ -584,10 +639,14 @@ bench_rss(const struct bench_opts *o, struct bench_report *rep)
 		return;
 	}
 	nanosleep(&idle, NULL);
-	bench_status(p.pid, &rss, &hwm, &nproc);
-	snprintf(note, sizeof note, "%d process%s", nproc, nproc == 1 ? "" : "es (summed)");
-	bench_fig(rep, "idle_vmrss", (double)rss / 1024, "MiB", '<', 4, note);
+	bench_status_one(p.pid, &rss, &hwm);
+	bench_fig(rep, "idle_vmrss", (double)rss / 1024, "MiB", '<', 4, "1 s after initialize");
 	bench_fig(rep, "idle_vmhwm", (double)hwm / 1024, "MiB", '<', 4, NULL);
+	rss = hwm = 0;
+	bench_status(p.pid, &rss, &hwm, &nproc);
+	snprintf(note, sizeof note, "VmRSS summed over %d process%s", nproc,
+		nproc == 1 ? " (no children)" : "es (it and its descendants)");
+	bench_fig(rep, "idle_vmrss_tree", (double)rss / 1024, "MiB", 0, 0, note);
 	bench_finish(&p, o->timeout, &status);
 }
 
@@ -640,6 +699,7 @@ bench_flow_line(void *arg, const char *line, size_t len)
 	struct bench_flow *f = arg;
 	int has_id, is_msg;
 	long long id, code;
+	size_t i;
 
 	bench_scan(line, len, &id, &has_id, &is_msg, &code);
 	if (is_msg) {
@@ -657,6 +717,12 @@ bench_flow_line(void *arg, const char *line, size_t len)
 	f->answered++;
 	if (code != f->kind->code)
 		f->wrong_code++;
+	for (i = 0; i < f->ncodes && f->codes[i].code != code; i++)
+		;
+	if (i == f->ncodes && i < nitems(f->codes))
+		f->codes[f->ncodes++].code = code;
+	if (i < f->ncodes)
+		f->codes[i].n++;
 }
 
 /* Sample the daemon's RSS at most every BENCH_SAMPLE seconds; VmHWM alone can miss peaks. */
@@ -735,7 +801,7 @@ bench_flow_run(struct bench_flow *f, double timeout, double deadline, int write_
 				if ((r = bench_read(f->p, bench_flow_line, f)) != 0)
 					return r > 0 ? -EPIPE : r;
 				if (f->answered + f->notes + f->strays + f->dups != before)
-					last = bench_now();
+					last = f->t_last = bench_now();
 			}
 		}
 	}
@@ -747,11 +813,18 @@ static void
 bench_flow_check(const struct bench_opts *o, struct bench_report *rep, const char *prefix,
 	const struct bench_flow *f, int r)
 {
-	char name[64], note[160];
+	char name[64], note[384];
+	size_t len;
 
-	snprintf(note, sizeof note, "%ld/%ld answered, %ld duplicate, %ld stray, %ld wrong code%s",
-		f->answered, f->n, f->dups, f->strays, f->wrong_code,
-		r == -ETIMEDOUT ? ", stalled" : r < 0 ? ", pipe error" : "");
+	len = (size_t)snprintf(note, sizeof note,
+		"%ld/%ld answered, %ld duplicate, %ld stray, %ld wrong code%s; codes", f->answered,
+		f->n, f->dups, f->strays, f->wrong_code,
+		r == -ETIMEDOUT ? ", stalled"
+			: r < 0 ? ", pipe error"
+				: "");
+	for (size_t i = 0; i < f->ncodes && len < sizeof note; i++)
+		len += (size_t)snprintf(note + len, sizeof note - len, " %lld:%ld",
+			f->codes[i].code, f->codes[i].n);
 	snprintf(name, sizeof name, "%s_answered", prefix);
 	bench_fig(rep, name, 100.0 * (double)f->answered / (double)f->n, "%", '>', 100, note);
 	if (r != 0 || f->answered != f->n || f->dups != 0 || f->strays != 0 ||
@@ -795,7 +868,7 @@ bench_pipeline(const struct bench_opts *o, struct bench_report *rep, const struc
 {
 	struct bench_proc p;
 	struct bench_flow f;
-	double t0, t1, x;
+	double t0, t1, x, cpu, self;
 	char prefix[32], name[64], note[96];
 	int status, r;
 
@@ -805,15 +878,28 @@ bench_pipeline(const struct bench_opts *o, struct bench_report *rep, const struc
 		rep->failed = 1;
 		goto out;
 	}
-	t0 = bench_now();
+	cpu = bench_cpu(p.pid);
+	self = bench_self_cpu();
+	t0 = f.t_last = bench_now();
 	r = bench_flow_run(&f, o->timeout, 0, 0);
-	t1 = bench_now();
+	t1 = f.t_last > t0 ? f.t_last : bench_now(); /* a stall's wait is not counted */
+	cpu = bench_cpu(p.pid) - cpu;
+	self = bench_self_cpu() - self;
 	f.sampled = 0;
-	bench_flow_sample(&f, t1);
+	bench_flow_sample(&f, bench_now());
 	snprintf(name, sizeof name, "%s_rps", prefix);
-	snprintf(note, sizeof note, "%ld requests in %.3f s", f.answered, t1 - t0);
+	snprintf(note, sizeof note, "%ld answered in %.3f s (to the last answer)", f.answered,
+		t1 - t0);
 	bench_fig(rep, name, (double)f.answered / (t1 - t0), "req/s", '>', 300000, note);
 	bench_flow_check(o, rep, prefix, &f, r);
+	if (f.answered > 0 && cpu >= 0) {
+		snprintf(name, sizeof name, "%s_cpu_per_req", prefix);
+		bench_fig(rep, name, cpu * 1e6 / (double)f.answered, "us", 0, 0,
+			"the daemon's user+system CPU per answered request");
+		snprintf(name, sizeof name, "%s_client_cpu_per_req", prefix);
+		bench_fig(rep, name, self * 1e6 / (double)f.answered, "us", 0, 0,
+			"this client's CPU (format, write, read, scan, RSS samples)");
+	}
 	snprintf(name, sizeof name, "%s_peak_rss", prefix);
 	bench_fig(rep, name, (double)f.peak_kb / 1024, "MiB", 0, 0,
 		"max of VmRSS sampled every 10 ms and VmHWM");
@@ -854,7 +940,7 @@ bench_slow(const struct bench_opts *o, struct bench_report *rep)
 		"while nothing is read");
 	t1 = bench_now();
 	r = bench_flow_run(&f, o->timeout, 0, 0);
-	snprintf(note, sizeof note, "reading resumed -> all %ld answered", f.n);
+	snprintf(note, sizeof note, "reading resumed -> %ld of %ld answered", f.answered, f.n);
 	bench_fig(rep, "slow_drain", bench_now() - t1, "s", 0, 0, note);
 	f.sampled = 0;
 	bench_flow_sample(&f, bench_now());
@@ -914,13 +1000,14 @@ bench_only(const char *s, unsigned *mask)
 static const char bench_usage[] =
 	"usage: bench_rpc [--bin PATH] [--arg ARG]... [--runs N] [--requests N]\n"
 	"                 [--slow-requests N] [--slow-pause S] [--timeout S]\n"
-	"                 [--only spawn,rss,pipe-init,pipe-unknown,slow] [--lax] [--json] "
-	"[--verbose]\n"
+	"                 [--only spawn,rss,pipe-init,pipe-unknown,slow] [--fresh-home]\n"
+	"                 [--lax] [--json] [--verbose]\n"
 	"  --bin      the daemon (default $APP_SERVER_BIN, else build/app-server)\n"
 	"  --arg      an argument passed to it (repeat; e.g. --arg app-server for upstream codex)\n"
 	"  --runs     spawn->initialize runs (200)     --requests  pipelined requests (1000000)\n"
 	"  --slow-requests (200000)  --slow-pause seconds without reading (2)\n"
 	"  --timeout  seconds without progress before a run fails (10)\n"
+	"  --fresh-home  a new empty CODEX_HOME for each spawn run (cold state)\n"
 	"  --lax      do not fail when an error code differs from ours (other implementations)\n"
 	"  --verbose  pass the daemon's stderr through\n";
 
@@ -951,6 +1038,8 @@ main(int argc, char **argv)
 			o.lax = 1;
 		else if (strcmp(a, "--verbose") == 0)
 			o.verbose = 1;
+		else if (strcmp(a, "--fresh-home") == 0)
+			o.fresh_home = 1;
 		else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(bench_usage, stdout);
 			status = 0;
@@ -989,6 +1078,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	made = 1;
+	o.home = home;
 	if (!o.json)
 		printf("bench_rpc: %s (CODEX_HOME=%s)\n", o.bin, home);
 	if (o.only & BENCH_SPAWN)

@@ -28,17 +28,19 @@
 
 /* The symbol for a 6-bit value, as a constant expression. */
 #define B64_CHR(v)                                                                                 \
-	((v) < 26 ? 'A' + (v)                                                                      \
-		  : (v) < 52 ? 'a' + (v) - 26 : (v) < 62 ? '0' + (v) - 52 : (v) == 62 ? '+' : '/')
+	((v) < 26		    ? 'A' + (v)                                                    \
+			: (v) < 52  ? 'a' + (v)-26                                                 \
+			: (v) < 62  ? '0' + (v)-52                                                 \
+			: (v) == 62 ? '+'                                                          \
+				    : '/')
 
 /* Two symbols for a 12-bit value, first symbol in the low byte (memory order). */
-#define B64_PAIR(v) ((uint16_t)(B64_CHR((v) >> 6) | (B64_CHR((v) & 63) << 8)))
-#define B64_P4(v)   B64_PAIR(v), B64_PAIR((v) + 1), B64_PAIR((v) + 2), B64_PAIR((v) + 3)
-#define B64_P16(v)  B64_P4(v), B64_P4((v) + 4), B64_P4((v) + 8), B64_P4((v) + 12)
-#define B64_P64(v)  B64_P16(v), B64_P16((v) + 16), B64_P16((v) + 32), B64_P16((v) + 48)
-#define B64_P256(v) B64_P64(v), B64_P64((v) + 64), B64_P64((v) + 128), B64_P64((v) + 192)
-#define B64_P1024(v)                                                                               \
-	B64_P256(v), B64_P256((v) + 256), B64_P256((v) + 512), B64_P256((v) + 768)
+#define B64_PAIR(v)  ((uint16_t)(B64_CHR((v) >> 6) | (B64_CHR((v)&63) << 8)))
+#define B64_P4(v)    B64_PAIR(v), B64_PAIR((v) + 1), B64_PAIR((v) + 2), B64_PAIR((v) + 3)
+#define B64_P16(v)   B64_P4(v), B64_P4((v) + 4), B64_P4((v) + 8), B64_P4((v) + 12)
+#define B64_P64(v)   B64_P16(v), B64_P16((v) + 16), B64_P16((v) + 32), B64_P16((v) + 48)
+#define B64_P256(v)  B64_P64(v), B64_P64((v) + 64), B64_P64((v) + 128), B64_P64((v) + 192)
+#define B64_P1024(v) B64_P256(v), B64_P256((v) + 256), B64_P256((v) + 512), B64_P256((v) + 768)
 
 static const uint16_t b64_pairs[4096] = {
 	B64_P1024(0),
@@ -53,13 +55,15 @@ static const char b64_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu
 #define B64_BAD 0xff
 /* The decoded value of each byte, built from the same constant expression. */
 #define B64_ORD(c)                                                                                 \
-	((c) >= 'A' && (c) <= 'Z' ? (c) - 'A'                                                      \
-		: (c) >= 'a' && (c) <= 'z' ? (c) - 'a' + 26                                        \
-		: (c) >= '0' && (c) <= '9' ? (c) - '0' + 52                                        \
-		: (c) == '+' ? 62 : (c) == '/' ? 63 : B64_BAD)
-#define B64_O4(c)   B64_ORD(c), B64_ORD((c) + 1), B64_ORD((c) + 2), B64_ORD((c) + 3)
-#define B64_O16(c)  B64_O4(c), B64_O4((c) + 4), B64_O4((c) + 8), B64_O4((c) + 12)
-#define B64_O64(c)  B64_O16(c), B64_O16((c) + 16), B64_O16((c) + 32), B64_O16((c) + 48)
+	((c) >= 'A' && (c) <= 'Z'		   ? (c) - 'A'                                     \
+			: (c) >= 'a' && (c) <= 'z' ? (c) - 'a' + 26                                \
+			: (c) >= '0' && (c) <= '9' ? (c) - '0' + 52                                \
+			: (c) == '+'		   ? 62                                            \
+			: (c) == '/'		   ? 63                                            \
+						   : B64_BAD)
+#define B64_O4(c)  B64_ORD(c), B64_ORD((c) + 1), B64_ORD((c) + 2), B64_ORD((c) + 3)
+#define B64_O16(c) B64_O4(c), B64_O4((c) + 4), B64_O4((c) + 8), B64_O4((c) + 12)
+#define B64_O64(c) B64_O16(c), B64_O16((c) + 16), B64_O16((c) + 32), B64_O16((c) + 48)
 
 static const uint8_t b64_values[256] = {
 	B64_O64(0),
@@ -128,14 +132,15 @@ static int
 base64_bad_symbol(const char *in, size_t off, char **cause)
 {
 	if (cause != NULL)
-		*cause = xasprintf("Invalid symbol %u, offset %zu.", (unsigned)(uint8_t)in[off], off);
+		*cause = xasprintf(
+			"Invalid symbol %u, offset %zu.", (unsigned)(uint8_t)in[off], off);
 	return -EINVAL;
 }
 
 /* Decode the last 1 to 4 bytes at in[start..n) into out; see the top comment, rule 3. */
 static int
-base64_decode_tail(const char *in, size_t start, size_t n, uint8_t *out, size_t *outlen,
-	char **cause)
+base64_decode_tail(
+	const char *in, size_t start, size_t n, uint8_t *out, size_t *outlen, char **cause)
 {
 	uint8_t v[4] = {0, 0, 0, 0}, last = 0;
 	size_t i, nsym = 0, npad = 0, firstpad = 0, nbytes;

@@ -76,93 +76,6 @@ inst_type(const json_t *v)
 	}
 }
 
-/* A number's value, exact for every int64 and double. */
-static long double
-num_value(const json_t *v)
-{
-	if (json_is_integer(v))
-		return (long double)json_integer_value(v);
-	return json_real_value(v);
-}
-
-/* Deep equality where 1 and 1.0 are equal (see jsonschema_int.h). */
-int
-jsv_equal(const json_t *a, const json_t *b)
-{
-	const char *k;
-	const json_t *va;
-	size_t i;
-
-	if (a == b)
-		return 1;
-	if (json_is_number(a) && json_is_number(b)) {
-		if (json_is_integer(a) && json_is_integer(b))
-			return json_integer_value(a) == json_integer_value(b);
-		return num_value(a) == num_value(b);
-	}
-	if (json_typeof(a) != json_typeof(b))
-		return 0;
-	switch (json_typeof(a)) {
-	case JSON_STRING:
-		return json_string_length(a) == json_string_length(b) &&
-		       memcmp(json_string_value(a), json_string_value(b), json_string_length(a)) == 0;
-	case JSON_ARRAY:
-		if (json_array_size(a) != json_array_size(b))
-			return 0;
-		for (i = 0; i < json_array_size(a); i++) {
-			if (!jsv_equal(json_array_get(a, i), json_array_get(b, i)))
-				return 0;
-		}
-		return 1;
-	case JSON_OBJECT:
-		if (json_object_size(a) != json_object_size(b))
-			return 0;
-		json_object_foreach((json_t *)a, k, va)
-		{
-			const json_t *vb = json_object_get(b, k);
-
-			if (vb == NULL || !jsv_equal(va, vb))
-				return 0;
-		}
-		return 1;
-	default:
-		return 1; /* true, false, null */
-	}
-}
-
-/* Names of the types in a mask: "string", "object or null", "integer, string or null". */
-static void
-type_names(uint8_t mask, char *buf, size_t size)
-{
-	static const struct {
-		uint8_t bits;
-		const char *name;
-	} names[] = {
-		{JSV_T_OBJECT, "object"},
-		{JSV_T_ARRAY, "array"},
-		{JSV_T_STRING, "string"},
-		{JSV_T_INTEGER | JSV_T_NUMBER, "number"},
-		{JSV_T_INTEGER, "integer"},
-		{JSV_T_NUMBER, "number"},
-		{JSV_T_BOOLEAN, "boolean"},
-		{JSV_T_NULL, "null"},
-	};
-	const char *found[nitems(names)];
-	size_t i, n = 0, off = 0;
-
-	for (i = 0; i < nitems(names); i++) {
-		if ((mask & names[i].bits) == names[i].bits) {
-			found[n++] = names[i].name;
-			mask &= ~names[i].bits;
-		}
-	}
-	buf[0] = '\0';
-	for (i = 0; i < n && off < size; i++) {
-		off += snprintf(buf + off, size - off, "%s%s",
-			i == 0 ? "" : i + 1 == n ? " or " : ", ", found[i]);
-	}
-}
-
 /* Render the instance path as a JSON pointer, truncated to fit. */
 static void
 path_render(const struct vctx *c, char *buf, size_t size)
@@ -217,49 +130,12 @@ fail_type(struct vctx *c, uint8_t expected, uint8_t got)
 
 	if (c->err == NULL)
 		return -1;
-	type_names(expected, want, sizeof want);
-	type_names(got, have, sizeof have);
+	jsv_type_names(expected, want, sizeof want);
+	jsv_type_names(got, have, sizeof have);
 	vfail(c, "type", "expected %s, got %s", want, have);
 	c->err->expected = expected;
 	c->err->got = got;
 	return -1;
-}
-
-/* A value as compact JSON for a message, cut short with "..." if long. */
-static void
-value_text(const json_t *v, char *buf, size_t size)
-{
-	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-
-	if (s == NULL)
-		snprintf(buf, size, "(value)");
-	else if (strlen(s) < size)
-		snprintf(buf, size, "%s", s);
-	else
-		snprintf(buf, size, "%.*s...", (int)(size - 4), s);
-	free(s);
-}
-
-/* Join values (from a JSON array, or a pointer array skipping NULLs) for a message. */
-static void
-values_join(const json_t *arr, const json_t *const *vals, size_t n, char *buf, size_t size)
-{
-	char one[64];
-	size_t i, off = 0, shown = 0;
-	const json_t *v;
-
-	buf[0] = '\0';
-	for (i = 0; i < n; i++) {
-		v = arr != NULL ? json_array_get(arr, i) : vals[i];
-		if (v == NULL)
-			continue;
-		value_text(v, one, sizeof one);
-		if (off + strlen(one) + 6 >= size) {
-			snprintf(buf + off, size - off, ", ...");
-			return;
-		}
-		off += snprintf(buf + off, size - off, "%s%s", shown++ ? ", " : "", one);
-	}
 }
 
 /* Step into an object member. */
@@ -305,8 +181,8 @@ check_enum(struct vctx *c, const struct jsv_node *n, const json_t *v)
 	}
 	if (c->err == NULL)
 		return -1;
-	value_text(v, have, sizeof have);
-	values_join(n->enum_values, NULL, json_array_size(n->enum_values), list, sizeof list);
+	jsv_value_text(v, have, sizeof have);
+	jsv_values_join(n->enum_values, NULL, json_array_size(n->enum_values), list, sizeof list);
 	return vfail(c, "enum", "value %s is not one of %s", have, list);
 }
 
@@ -349,28 +225,31 @@ number_fail(struct vctx *c, const struct jsv_node *n, const json_t *v, enum numf
 {
 	long double lo, hi;
 	const char *name;
-	char have[64];
+	char have[64], lim[64], lim2[64];
 
-	value_text(v, have, sizeof have);
+	jsv_value_text(v, have, sizeof have);
 	switch (why) {
 	case NUM_MINIMUM:
-		return vfail(c, "minimum", "%s is less than the minimum %.15Lg", have, n->minimum);
+		jsv_num_text(n->minimum, lim, sizeof lim);
+		return vfail(c, "minimum", "%s is less than the minimum %s", have, lim);
 	case NUM_MAXIMUM:
-		return vfail(c, "maximum", "%s is greater than the maximum %.15Lg", have,
-			n->maximum);
+		jsv_num_text(n->maximum, lim, sizeof lim);
+		return vfail(c, "maximum", "%s is greater than the maximum %s", have, lim);
 	case NUM_EXMINIMUM:
-		return vfail(c, "exclusiveMinimum", "%s must be greater than %.15Lg", have,
-			n->exminimum);
+		jsv_num_text(n->exminimum, lim, sizeof lim);
+		return vfail(c, "exclusiveMinimum", "%s must be greater than %s", have, lim);
 	case NUM_EXMAXIMUM:
-		return vfail(c, "exclusiveMaximum", "%s must be less than %.15Lg", have,
-			n->exmaximum);
+		jsv_num_text(n->exmaximum, lim, sizeof lim);
+		return vfail(c, "exclusiveMaximum", "%s must be less than %s", have, lim);
 	case NUM_MULTIPLEOF:
-		return vfail(c, "multipleOf", "%s is not a multiple of %.15Lg", have,
-			n->multiple_of);
+		jsv_num_text(n->multiple_of, lim, sizeof lim);
+		return vfail(c, "multipleOf", "%s is not a multiple of %s", have, lim);
 	case NUM_FORMAT:
 		format_range(n->format, &lo, &hi, &name);
-		return vfail(c, "format", "%s is out of range for %s (%.0Lf..%.0Lf)", have, name,
-			lo, hi);
+		jsv_num_text(lo, lim, sizeof lim);
+		jsv_num_text(hi, lim2, sizeof lim2);
+		return vfail(
+			c, "format", "%s is out of range for %s (%s..%s)", have, name, lim, lim2);
 	}
 	return -1;
 }
@@ -379,7 +258,7 @@ number_fail(struct vctx *c, const struct jsv_node *n, const json_t *v, enum numf
 static int
 check_number(struct vctx *c, const struct jsv_node *n, const json_t *v, int t)
 {
-	long double x = num_value(v), q, lo, hi, tol;
+	long double x = jsv_num_value(v), q, lo, hi, tol;
 	const char *name;
 	enum numfail why;
 	int ok;
@@ -445,7 +324,8 @@ check_string(struct vctx *c, const struct jsv_node *n, const json_t *v)
 				n->max_length);
 	}
 	if (n->pattern != NULL && !jsv_regex_match(n->owner, n->pattern, s))
-		return vfail(c, "pattern", "string does not match the pattern `%s`", n->pattern->source);
+		return vfail(
+			c, "pattern", "string does not match the pattern `%s`", n->pattern->source);
 	return 0;
 }
 
@@ -458,14 +338,17 @@ check_array(struct vctx *c, const struct jsv_node *n, const json_t *v)
 	int r;
 
 	if (len < n->min_items)
-		return vfail(c, "minItems", "array has %zu items, fewer than %zu", len, n->min_items);
+		return vfail(
+			c, "minItems", "array has %zu items, fewer than %zu", len, n->min_items);
 	if (len > n->max_items)
-		return vfail(c, "maxItems", "array has %zu items, more than %zu", len, n->max_items);
+		return vfail(
+			c, "maxItems", "array has %zu items, more than %zu", len, n->max_items);
 	if (n->unique_items) {
 		for (i = 1; i < len; i++) {
 			for (j = 0; j < i; j++) {
 				if (jsv_equal(json_array_get(v, j), json_array_get(v, i)))
-					return vfail(c, "uniqueItems", "items %zu and %zu are equal", j, i);
+					return vfail(c, "uniqueItems",
+						"items %zu and %zu are equal", j, i);
 			}
 		}
 	}
@@ -480,8 +363,8 @@ check_array(struct vctx *c, const struct jsv_node *n, const json_t *v)
 			break;
 		if (((s->ref != NULL ? s->ref : s)->flags & JSV_F_FALSE) && i >= n->tuple.n &&
 			n->has_tuple)
-			return vfail(c, "additionalItems", "array has %zu items, at most %zu allowed",
-				len, n->tuple.n);
+			return vfail(c, "additionalItems",
+				"array has %zu items, at most %zu allowed", len, n->tuple.n);
 		path_index(c, i);
 		r = validate(c, s, json_array_get(v, i));
 		c->npath--;
@@ -541,7 +424,8 @@ check_members(struct vctx *c, const struct jsv_node *n, const json_t *v)
 		if (matched || add == NULL)
 			continue;
 		if (((add->ref != NULL ? add->ref : add)->flags & JSV_F_FALSE) != 0)
-			return vfail(c, "additionalProperties", "property `%s` is not allowed", key);
+			return vfail(
+				c, "additionalProperties", "property `%s` is not allowed", key);
 		path_key(c, key);
 		r = validate(c, add, val);
 		c->npath--;
@@ -570,7 +454,8 @@ check_object(struct vctx *c, const struct jsv_node *n, const json_t *v)
 			n->max_props);
 	for (i = 0; i < n->n_required; i++) {
 		if (json_object_get(v, n->required[i]) == NULL)
-			return vfail(c, "required", "missing required property `%s`", n->required[i]);
+			return vfail(
+				c, "required", "missing required property `%s`", n->required[i]);
 	}
 	if ((n->n_props > 0 || n->n_pattern_props > 0 || n->additional_props != NULL) &&
 		check_members(c, n, v) < 0)
@@ -595,8 +480,9 @@ check_object(struct vctx *c, const struct jsv_node *n, const json_t *v)
 			continue;
 		for (j = 0; j < d->n_required; j++) {
 			if (json_object_get(v, d->required[j]) == NULL)
-				return vfail(c, "dependencies", "property `%s` requires property `%s`",
-					d->name, d->required[j]);
+				return vfail(c, "dependencies",
+					"property `%s` requires property `%s`", d->name,
+					d->required[j]);
 		}
 		if (d->schema != NULL && validate(c, d->schema, v) < 0)
 			return -1;
@@ -636,8 +522,8 @@ report_branches(struct vctx *c, const char *keyword, const struct jsv_list *l,
 		matched += d->values[i] != NULL && jsv_equal(d->values[i], dv);
 	}
 	if (dv != NULL && matched == 0 && pinned == l->n) {
-		value_text(dv, have, sizeof have);
-		values_join(NULL, d->values, l->n, list, sizeof list);
+		jsv_value_text(dv, have, sizeof have);
+		jsv_values_join(NULL, d->values, l->n, list, sizeof list);
 		path_key(c, d->name);
 		vfail(c, "enum", "value %s is not one of %s", have, list);
 		c->npath--;
@@ -771,7 +657,7 @@ validate(struct vctx *c, const struct jsv_node *n, const json_t *v)
 		if (c->err != NULL) {
 			char want[128];
 
-			value_text(n->const_value, want, sizeof want);
+			jsv_value_text(n->const_value, want, sizeof want);
 			vfail(c, "const", "expected %s", want);
 		}
 		goto out;

@@ -19,9 +19,12 @@
  * `format`s int8 int16 int32 int64 uint8 uint16 uint32 uint64 uint (range
  * checks). Not supported: other `format`s (ignored), `$ref` relative paths
  * with "." or ".." segments, and in `pattern` the ECMA-262 features POSIX
- * regexes lack: lookaround, \p{..}, named backreferences, [^] and [] (a
- * schema using them is rejected with a cause). `pattern` runs under C.UTF-8
- * when that locale exists, so `.` matches a code point.
+ * regexes lack: lookaround, \p{..}, named backreferences, [^] and [],
+ * \D \W \S inside a class, NUL, class ranges ending in ] [ ^ - or spanning
+ * more than 1024 non-ASCII code points (a schema using them is rejected
+ * with a cause); \s means ASCII white space only. `pattern` runs under
+ * C.UTF-8 when that locale exists, so `.` matches a code point.
+ * `propertyNames` is the one keyword that allocates while validating.
  */
 #ifndef JSONSCHEMA_H
 #define JSONSCHEMA_H

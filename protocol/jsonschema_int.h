@@ -1,6 +1,11 @@
 /*
- * Internals shared by the JSON Schema compiler (jsonschema_compile.c), its
- * regex translator (jsonschema_regex.c) and the validator (jsonschema.c).
+ * Internals of the JSON Schema validator, shared by its files:
+ *   jsonschema_compile.c   compilation rounds, $ref resolution, public compile API
+ *   jsonschema_keywords.c  one schema object's keywords -> its node
+ *   jsonschema_store.c     arena, pointer map, URIs, JSON pointers, $id scan
+ *   jsonschema_regex.c     ECMA-262 `pattern` -> POSIX regex
+ *   jsonschema_value.c     equality and message text of values
+ *   jsonschema.c           validation and error selection
  * Everything a node points at lives in the owning jsv's arena or in a
  * document the jsv holds a reference on.
  */
@@ -41,15 +46,15 @@
 #define JSV_F_ARRAY	 0x00800u /* items additionalItems contains min/maxItems uniqueItems */
 #define JSV_F_OBJECT	 0x01000u /* properties required ... dependencies */
 #define JSV_F_APPLY	 0x02000u /* allOf anyOf oneOf not if */
-#define JSV_F_NUMERIC                                                                   \
-	(JSV_F_MINIMUM | JSV_F_MAXIMUM | JSV_F_EXMINIMUM | JSV_F_EXMAXIMUM | JSV_F_MULTIPLEOF | \
+#define JSV_F_NUMERIC                                                                              \
+	(JSV_F_MINIMUM | JSV_F_MAXIMUM | JSV_F_EXMINIMUM | JSV_F_EXMAXIMUM | JSV_F_MULTIPLEOF |    \
 		JSV_F_FORMAT)
 
 /* Compilation state of a node. */
 enum jsv_state {
-	JSV_NEW,      /* created for a $ref target, waiting on the work list */
-	JSV_DONE,     /* compiled */
-	JSV_BROKEN,   /* created during a compilation that failed: never handed out */
+	JSV_NEW,    /* created for a $ref target, waiting on the work list */
+	JSV_DONE,   /* compiled */
+	JSV_BROKEN, /* created during a compilation that failed: never handed out */
 };
 
 /* Integer formats, checked as ranges. */
@@ -171,8 +176,9 @@ struct jsv_resource {
 /* A compiled document. */
 struct jsv {
 	struct jsv_chunk *arena;
-	struct jsv_map nodes;  /* schema json_t * -> struct jsv_node * */
-	struct jsv_map bases;  /* schema json_t * -> base URI, where it differs from its document's */
+	struct jsv_map nodes; /* schema json_t * -> struct jsv_node * */
+	/* schema json_t * -> base URI, where it differs from its document's */
+	struct jsv_map bases;
 	struct jsv_resource *resources;
 	size_t n_resources, cap_resources;
 	json_t **owned; /* references taken: the document and loaded ones */
@@ -185,12 +191,65 @@ struct jsv {
 	void *load_arg;
 };
 
-/* The jsv_node that means "always valid" when a keyword is absent is NULL. */
+#define JSV_LOC_MAX  512 /* location text kept for compile causes */
+#define JSV_MAX_NEST 128 /* nesting of schema objects inside one another */
 
+/* A $ref target waiting to be compiled, and the URI it was named by. */
+struct jsv_work {
+	struct jsv_node *node;
+	const char *where;
+};
+
+/* The state of one compilation round (jsv_compile, or a jsv_lookup that compiles). */
+struct jsv_cctx {
+	struct jsv *jsv;
+	char loc[JSV_LOC_MAX]; /* where in the schema we are, for causes */
+	size_t loclen;
+	struct jsv_work *work; /* $ref targets waiting to be compiled */
+	size_t n_work, cap_work;
+	struct jsv_node **made; /* every node created in this round */
+	size_t n_made, cap_made;
+	int nest;
+	char *cause; /* the first failure */
+};
+
+/* jsonschema_store.c: arena, pointer map, URIs, JSON pointers, $id scan. */
 void *jsv_alloc(struct jsv *jsv, size_t size);
 char *jsv_strdup(struct jsv *jsv, const char *s);
-int jsv_equal(const json_t *a, const json_t *b);
+void *jsv_map_get(const struct jsv_map *m, const void *key);
+void jsv_map_put(struct jsv_map *m, const void *key, void *value);
+void jsv_map_free(struct jsv_map *m);
+void jsv_own(struct jsv *jsv, json_t *doc);
+void jsv_resource_add(struct jsv *jsv, const char *uri, const json_t *root);
+const json_t *jsv_resource_find(const struct jsv *jsv, const char *uri);
+size_t jsv_uri_scheme_len(const char *s);
+char *jsv_uri_resolve(const char *base, const char *ref);
+const json_t *jsv_pointer_follow(const json_t *root, const char *frag);
+void jsv_scan_document(struct jsv *jsv, const char *uri, const json_t *doc);
+
+/* jsonschema_compile.c: rounds, refs, locations for causes. */
+int jsv_cfail(struct jsv_cctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+size_t jsv_loc_push(struct jsv_cctx *c, const char *seg);
+size_t jsv_loc_push_index(struct jsv_cctx *c, size_t i);
+void jsv_loc_pop(struct jsv_cctx *c, size_t old);
+struct jsv_node *jsv_compile_sub(
+	struct jsv_cctx *c, const json_t *json, const char *base, const char *key);
+
+/* jsonschema_keywords.c: one schema object's keywords. */
+int jsv_compile_keywords(struct jsv_cctx *c, struct jsv_node *n);
+int jsv_prop_cmp(const void *a, const void *b);
+
+/* jsonschema_regex.c */
 int jsv_regex_compile(struct jsv *jsv, struct jsv_regex *rx, const char *source, char **cause);
 int jsv_regex_match(const struct jsv *jsv, const struct jsv_regex *rx, const char *s);
+
+/* jsonschema_value.c: equality and how values read in messages. */
+long double jsv_num_value(const json_t *v);
+int jsv_equal(const json_t *a, const json_t *b);
+void jsv_type_names(uint8_t mask, char *buf, size_t size);
+void jsv_num_text(long double x, char *buf, size_t size);
+void jsv_value_text(const json_t *v, char *buf, size_t size);
+void jsv_values_join(
+	const json_t *arr, const json_t *const *vals, size_t n, char *buf, size_t size);
 
 #endif

@@ -8,7 +8,9 @@
  * rely on the GNU extensions of glibc's regcomp. ECMA classes are re-emitted
  * in POSIX order (`]` first, `[` `^` `-` last). Refused with a cause:
  * lookaround, \p{...}, \k<name>, \0 and NUL, [] and [^], \D \W \S inside a
- * class, ranges whose ends are one of ] [ ^ -.
+ * class, ranges whose ends are one of ] [ ^ -, and ranges reaching more than
+ * 1024 code points past ASCII (glibc cannot take non-ASCII range ends under
+ * C.UTF-8, so those are listed character by character).
  *
  * Regexes are compiled and run under a private C.UTF-8 locale (uselocale, so
  * nothing global changes) when it exists, so `.` and classes see code points.
@@ -21,7 +23,8 @@
 #include "jsonschema_int.h"
 #include "xmalloc.h"
 
-#define CLASS_MAX 256 /* items in one bracket expression */
+#define CLASS_MAX      256  /* items in one bracket expression */
+#define RANGE_LIST_MAX 1024 /* non-ASCII code points a range may list */
 
 /* A growing output string. */
 struct rbuf {
@@ -31,8 +34,8 @@ struct rbuf {
 
 /* One member of a bracket expression. */
 struct citem {
-	unsigned lo, hi;   /* code point range (lo == hi: a single one) */
-	const char *set;   /* or a ready-made POSIX fragment such as "0-9" */
+	unsigned lo, hi; /* code point range (lo == hi: a single one) */
+	const char *set; /* or a ready-made POSIX fragment such as "0-9" */
 };
 
 /* Append n bytes. */
@@ -184,7 +187,8 @@ read_char_escape(const char **s)
 		p++;
 		break;
 	default:
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			(*p >= '0' && *p <= '9'))
 			return -1;
 		v = (long)read_utf8(&p);
 		*s = p;
@@ -194,18 +198,32 @@ read_char_escape(const char **s)
 	return v;
 }
 
-/* Emit one class item (range or single) in POSIX form. */
+/*
+ * Emit one class item (range or single) in POSIX form. glibc refuses ranges
+ * with non-ASCII ends under C.UTF-8, so that part of a range is listed one
+ * code point at a time (translate_class bounds its width).
+ */
 static void
 class_emit(struct rbuf *b, const struct citem *it)
 {
+	unsigned cp;
+
 	if (it->set != NULL) {
 		rbuf_str(b, it->set);
 		return;
 	}
-	rbuf_cp(b, it->lo);
-	if (it->hi != it->lo) {
+	if (it->hi == it->lo) {
+		rbuf_cp(b, it->lo);
+		return;
+	}
+	if (it->lo < 0x80) {
+		rbuf_cp(b, it->lo);
 		rbuf_add(b, "-", 1);
-		rbuf_cp(b, it->hi);
+		rbuf_cp(b, it->hi < 0x80 ? it->hi : 0x7f);
+	}
+	for (cp = it->lo < 0x80 ? 0x80 : it->lo; cp <= it->hi && it->hi >= 0x80; cp++) {
+		if (cp < 0xd800 || cp > 0xdfff)
+			rbuf_cp(b, cp);
 	}
 }
 
@@ -247,7 +265,9 @@ translate_class(struct rbuf *b, const char **s, const char **why)
 		if (*p == '\\') {
 			p++;
 			if (*p == 'd' || *p == 'w' || *p == 's') {
-				items[n].set = *p == 'd' ? "0-9" : *p == 'w' ? "A-Za-z0-9_" : " \t\n\r\f\v";
+				items[n].set = *p == 'd' ? "0-9"
+					: *p == 'w'	 ? "A-Za-z0-9_"
+							 : " \t\n\r\f\v";
 				p++;
 				n++;
 				continue;
@@ -280,7 +300,15 @@ translate_class(struct rbuf *b, const char **s, const char **why)
 				*why = "character class range out of order";
 				return -1;
 			}
-			if (strchr("][^-", (int)cp) != NULL || strchr("][^-", (int)hi) != NULL) {
+			/* C strings hold no NUL, so a range from \x00 may start at 1. */
+			if (cp == 0 && hi > 0)
+				cp = 1;
+			if (hi >= 0x80 && hi - (cp < 0x80 ? 0x80 : cp) >= RANGE_LIST_MAX) {
+				*why = "non-ASCII ranges wider than 1024 characters are not supported";
+				return -1;
+			}
+			if ((cp < 0x80 && strchr("][^-", (int)cp) != NULL) ||
+				(hi < 0x80 && strchr("][^-", (int)hi) != NULL)) {
 				*why = "ranges ending in ] [ ^ - are not supported";
 				return -1;
 			}
@@ -441,7 +469,7 @@ regex_translate(const char *src, struct rbuf *b, const char **why)
 				if (p[2] == ':')
 					p += 3;
 				else if (p[2] == '<' && p[3] != '=' && p[3] != '!' &&
-					 strchr(p, '>') != NULL)
+					strchr(p, '>') != NULL)
 					p = strchr(p, '>') + 1;
 				else {
 					*why = "lookaround assertions are not supported";
@@ -492,7 +520,7 @@ regex_locale(struct jsv *jsv)
 {
 	if (!jsv->utf8_tried) {
 		jsv->utf8_tried = true;
-		jsv->utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+		jsv->utf8 = newlocale(LC_CTYPE_MASK | LC_COLLATE_MASK, "C.UTF-8", (locale_t)0);
 	}
 	return jsv->utf8;
 }

@@ -80,6 +80,9 @@ struct spawn_child {
 	void *hook_arg;
 };
 
+static void spawn_child(const struct spawn_child *) __attribute__((noreturn));
+static void spawn_child_fail(int, int, int) __attribute__((noreturn));
+
 static const char *spawn_stage_names[] = {
 	[SPAWN_STAGE_SIGNALS] = "signal reset",
 	[SPAWN_STAGE_SETSID] = "setsid",
@@ -179,7 +182,8 @@ spawn_find_path(const char *name, char *const *envp, const char *cwd, char **pat
 		end = strchrnul(dir, ':');
 		len = (int)(end - dir);
 		if (len == 0)
-			cand = cwd != NULL ? xasprintf("%s/%s", cwd, name) : xasprintf("./%s", name);
+			cand = cwd != NULL ? xasprintf("%s/%s", cwd, name)
+					   : xasprintf("./%s", name);
 		else if (*dir != '/' && cwd != NULL)
 			cand = xasprintf("%s/%.*s/%s", cwd, len, dir, name);
 		else
@@ -208,17 +212,17 @@ spawn_termios(struct termios *t)
 	t->c_oflag = OPOST | ONLCR;
 	t->c_cflag = CS8 | CREAD | HUPCL;
 	t->c_lflag = ICANON | ISIG | IEXTEN | ECHO | ECHOE | ECHOK | ECHOCTL | ECHOKE;
-	t->c_cc[VINTR] = 0x03;    /* ^C */
-	t->c_cc[VQUIT] = 0x1c;    /* ^\ */
-	t->c_cc[VERASE] = 0x7f;   /* DEL */
-	t->c_cc[VKILL] = 0x15;    /* ^U */
-	t->c_cc[VEOF] = 0x04;     /* ^D */
-	t->c_cc[VSTART] = 0x11;   /* ^Q */
-	t->c_cc[VSTOP] = 0x13;    /* ^S */
-	t->c_cc[VSUSP] = 0x1a;    /* ^Z */
+	t->c_cc[VINTR] = 0x03;	  /* ^C */
+	t->c_cc[VQUIT] = 0x1c;	  /* ^\ */
+	t->c_cc[VERASE] = 0x7f;	  /* DEL */
+	t->c_cc[VKILL] = 0x15;	  /* ^U */
+	t->c_cc[VEOF] = 0x04;	  /* ^D */
+	t->c_cc[VSTART] = 0x11;	  /* ^Q */
+	t->c_cc[VSTOP] = 0x13;	  /* ^S */
+	t->c_cc[VSUSP] = 0x1a;	  /* ^Z */
 	t->c_cc[VREPRINT] = 0x12; /* ^R */
 	t->c_cc[VWERASE] = 0x17;  /* ^W */
-	t->c_cc[VLNEXT] = 0x16;   /* ^V */
+	t->c_cc[VLNEXT] = 0x16;	  /* ^V */
 	t->c_cc[VDISCARD] = 0x0f; /* ^O */
 	t->c_cc[VEOL] = _POSIX_VDISABLE;
 	t->c_cc[VEOL2] = _POSIX_VDISABLE;
@@ -270,7 +274,7 @@ out:
 }
 
 /* In the child: report {stage, err} to the parent and exit. */
-static void __attribute__((noreturn))
+static void
 spawn_child_fail(int fd, int stage, int err)
 {
 	struct spawn_report rep = {stage, err};
@@ -281,7 +285,7 @@ spawn_child_fail(int fd, int stage, int err)
 }
 
 /* In the child: set up and exec; async-signal-safe calls only. */
-static void __attribute__((noreturn))
+static void
 spawn_child(const struct spawn_child *c)
 {
 	struct sigaction sa;

@@ -8,17 +8,17 @@
 
 #include <sys/types.h>
 
-#define SPAWN_PTY        0x1 /* child on a new PTY: stdin, stdout and stderr are the slave */
+#define SPAWN_PTY	 0x1 /* child on a new PTY: stdin, stdout and stderr are the slave */
 #define SPAWN_STDIN_PIPE 0x2 /* a pipe to the child's stdin, else /dev/null (ignored with PTY) */
 
 #define SPAWN_DEFAULT_ROWS 24
 #define SPAWN_DEFAULT_COLS 80
 
 struct spawn_opts {
-	char *const *argv; /* argv[0] without '/' is looked up in envp's PATH (not ours) */
-	char *const *envp; /* the child's full environment; NULL means empty */
-	const char *cwd;   /* absolute; NULL inherits the daemon's */
-	unsigned flags;    /* SPAWN_* */
+	char *const *argv;	   /* argv[0] without '/' is looked up in envp's PATH (not ours) */
+	char *const *envp;	   /* the child's full environment; NULL means empty */
+	const char *cwd;	   /* absolute; NULL inherits the daemon's */
+	unsigned flags;		   /* SPAWN_* */
 	unsigned short rows, cols; /* PTY size; 0 means 24x80 */
 	/*
 	 * Runs in the child after stdio, setsid and chdir, right before execve.
@@ -37,6 +37,13 @@ struct spawn_proc {
 	int err_fd; /* read end of the stderr pipe (no PTY) */
 	int pty_fd; /* PTY master, read and written through this one fd */
 };
+/*
+ * On a PTY master, read() gives -1/EIO (not 0) once every slave fd is closed.
+ * That can come before the child has exited (cat closes its stdin and then
+ * runs atexit handlers), and closing the master hangs the session up: the
+ * kernel sends SIGHUP to the child. So close pty_fd after the child has been
+ * reaped (or deliberately, to hang it up), never as soon as EIO is seen.
+ */
 
 /*
  * Start o->argv. Returns 0 with *p filled in, or -errno with a heap message

@@ -47,6 +47,7 @@ static void daemon_in_cb(struct ev_loop *, ev_io *, int);
 static void daemon_signal_cb(struct ev_loop *, ev_signal *, int);
 static void daemon_check_cb(struct ev_loop *, ev_check *, int);
 static void daemon_deadline_cb(struct ev_loop *, ev_timer *, int);
+static void daemon_maybe_done(struct daemon *d);
 
 /* Move the protocol fds out of 0 and 1. */
 static int
@@ -86,6 +87,7 @@ daemon_shutdown(struct daemon *d, const char *why)
 	ev_check_start(d->loop, &d->check);
 	ev_timer_set(&d->deadline, d->grace, 0.);
 	ev_timer_start(d->loop, &d->deadline);
+	daemon_maybe_done(d);
 }
 
 /* linebuf callback: dispatch, and stop scanning while the output queue is congested. */
@@ -166,14 +168,19 @@ daemon_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	daemon_shutdown(d, strsignal(w->signum));
 }
 
-/* After each loop iteration while closing: done once nothing is pending. */
+/* While closing: leave the loop once nothing is pending. */
+static void
+daemon_maybe_done(struct daemon *d)
+{
+	if (rpc_inflight(d->rpc) == 0 && exec_table_count(rpc_exec(d->rpc)) == 0)
+		ev_break(d->loop, EVBREAK_ALL);
+}
+
+/* After each loop iteration while closing (answers come from child and fd events). */
 static void
 daemon_check_cb(struct ev_loop *loop, ev_check *w, int revents)
 {
-	struct daemon *d = container_of(w, struct daemon, check);
-
-	if (rpc_inflight(d->rpc) == 0 && exec_table_count(rpc_exec(d->rpc)) == 0)
-		ev_break(loop, EVBREAK_ALL);
+	daemon_maybe_done(container_of(w, struct daemon, check));
 }
 
 static void

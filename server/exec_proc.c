@@ -92,17 +92,25 @@ exec_capture(struct exec_stream *s, const char *data, size_t n)
 	s->len += n;
 }
 
-/* Stop watching a stream: at EOF, or for good at finish. */
+/*
+ * Stop watching a stream at EOF. A PTY master stays open until the child is reaped: the slave
+ * can reach EIO while the child still runs its exit handlers, and closing the master then
+ * would send it SIGHUP.
+ */
 static void
 exec_stream_close(struct exec_proc *p, struct exec_stream *s)
 {
 	if (s->fd < 0)
 		return;
 	ev_io_stop(exec_loop(p), &s->io);
+	s->eof = 1;
+	if (s == &p->out && p->pty) {
+		p->stdin_open = 0;
+		if (p->pid > 0)
+			return;
+	}
 	close(s->fd);
 	s->fd = -1;
-	if (s == &p->out && p->pty)
-		p->stdin_open = 0;
 }
 
 /* The events a stream's watcher wants: reads unless paused; a PTY also writes queued stdin. */
@@ -111,7 +119,7 @@ exec_stream_update(struct exec_proc *p, struct exec_stream *s)
 {
 	int want = 0;
 
-	if (s->fd < 0)
+	if (s->fd < 0 || s->eof)
 		return;
 	if (!s->paused)
 		want |= EV_READ;
@@ -180,7 +188,7 @@ exec_stream_cb(struct ev_loop *loop, ev_io *w, int revents)
 
 	if ((revents & EV_WRITE) != 0)
 		exec_stdin_cb(loop, &p->in_io, EV_WRITE);
-	if ((revents & EV_READ) != 0 && s->fd >= 0 && exec_stream_read(p, s))
+	if ((revents & EV_READ) != 0 && s->fd >= 0 && !s->eof && exec_stream_read(p, s))
 		exec_stream_close(p, s);
 	exec_stream_update(p, s);
 	exec_proc_check(p);
@@ -332,6 +340,8 @@ exec_child_cb(struct ev_loop *loop, ev_child *w, int revents)
 	ev_timer_stop(loop, &p->timeout);
 	p->status = w->rstatus;
 	p->pid = -1;
+	if (p->out.eof)
+		exec_stream_close(p, &p->out);
 	if (p->out.fd >= 0 || p->err.fd >= 0) {
 		ev_timer_set(&p->drain, p->pty ? EXEC_DRAIN_PTY : EXEC_DRAIN_PIPE, 0.);
 		ev_timer_start(loop, &p->drain);
@@ -358,9 +368,9 @@ exec_drain_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	 */
 	if (p->pgid > 1)
 		kill(-p->pgid, SIGKILL);
-	if (p->out.fd >= 0)
+	if (p->out.fd >= 0 && !p->out.eof)
 		exec_stream_read(p, &p->out);
-	if (p->err.fd >= 0)
+	if (p->err.fd >= 0 && !p->err.eof)
 		exec_stream_read(p, &p->err);
 	exec_stream_close(p, &p->out);
 	exec_stream_close(p, &p->err);

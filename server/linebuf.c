@@ -95,8 +95,11 @@ linebuf_scan(struct linebuf *lb, linebuf_cb cb, void *arg)
 		lb->start = lb->scan = lb->end = 0;
 	if (lb->skipping) {
 		lb->start = lb->scan = lb->end = 0;
-	} else if (lb->end - lb->start > lb->max) {
-		/* Already too long without its newline: report it now, drop the rest of it. */
+	} else if (lb->end - lb->start > lb->max + 1) {
+		/*
+		 * Already too long without its newline (one byte of slack for a '\r' that the
+		 * newline would strip): report it now, drop the rest of it.
+		 */
 		r = cb(arg, lb->buf + lb->start, lb->max, 1);
 		lb->skipping = 1;
 		lb->start = lb->scan = lb->end = 0;

@@ -219,6 +219,17 @@ outq_set_broken(struct outq *q, int err)
 		q->broken_cb(q->broken_arg);
 }
 
+/* Leaving congestion below the low watermark tells the producers to resume. */
+static void
+outq_check_low(struct outq *q)
+{
+	if (q->congested && q->pending < q->low) {
+		q->congested = 0;
+		if (q->drain_cb != NULL)
+			q->drain_cb(q->drain_arg);
+	}
+}
+
 /* Write what can be written now without blocking; 0, or -1 when broken. */
 int
 outq_flush(struct outq *q)
@@ -244,6 +255,7 @@ outq_flush(struct outq *q)
 			if (errno == EAGAIN) {
 				if (!ev_is_active(&q->io))
 					ev_io_start(q->loop, &q->io);
+				outq_check_low(q);
 				return 0;
 			}
 			outq_set_broken(q, errno);
@@ -253,11 +265,7 @@ outq_flush(struct outq *q)
 	}
 	if (ev_is_active(&q->io))
 		ev_io_stop(q->loop, &q->io);
-	if (q->congested && q->pending < q->low) {
-		q->congested = 0;
-		if (q->drain_cb != NULL)
-			q->drain_cb(q->drain_arg);
-	}
+	outq_check_low(q);
 	return q->broken ? -1 : 0;
 }
 

@@ -112,7 +112,8 @@ skip_find(struct run *run, const char *file, const char *group, const char *name
 	int i;
 
 	for (i = 0; i < run->n_skips; i++) {
-		if (field_match(run->skips[i].file, file) && field_match(run->skips[i].group, group) &&
+		if (field_match(run->skips[i].file, file) &&
+			field_match(run->skips[i].group, group) &&
 			field_match(run->skips[i].name, name))
 			return &run->skips[i];
 	}
@@ -147,8 +148,8 @@ case_done(struct run *run, const char *file, const char *group, const char *name
 		s->used = 1;
 		run->skipped++;
 		if (ok)
-			printf("warning: skip-list line %d passes now: %s | %s | %s\n", s->line, file,
-				group, name);
+			printf("warning: skip-list line %d passes now: %s | %s | %s\n", s->line,
+				file, group, name);
 		return;
 	}
 	if (ok) {
@@ -201,7 +202,8 @@ run_file(struct run *run, const char *dir, const char *file)
 				snprintf(detail, sizeof detail, "invalid but no error filled in");
 			} else if (valid)
 				snprintf(detail, sizeof detail, "expected valid, got %s: %s: %s",
-					err.path[0] ? err.path : "(root)", err.keyword, err.message);
+					err.path[0] ? err.path : "(root)", err.keyword,
+					err.message);
 			else
 				snprintf(detail, sizeof detail, "expected invalid, got valid");
 			case_done(run, file, gname, tname, ok, detail);

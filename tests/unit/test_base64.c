@@ -40,34 +40,43 @@ ref_encode(const uint8_t *in, size_t n, char *out)
 		out[o++] = '=';
 }
 
-/* Encode s, compare with want, and check nothing past the encoding was written. */
+/*
+ * Encode in, compare with want, and check nothing past the encoding was
+ * written. The input is copied to a buffer of exactly n bytes, so the
+ * sanitized build catches any read past its end.
+ */
 static void
 check_encode(const void *in, size_t n, const char *want, size_t wantlen)
 {
 	size_t len = base64_encoded_len(n);
 	char *out = malloc(len + 16);
+	void *exact = malloc(n);
 
 	assert_int_equal(len, wantlen);
+	memcpy(exact, in, n);
 	memset(out, CANARY, len + 16);
-	base64_encode(in, n, out);
+	base64_encode(exact, n, out);
+	free(exact);
 	assert_memory_equal(out, want, wantlen);
 	for (size_t i = len; i < len + 16; i++)
 		assert_int_equal((uint8_t)out[i], CANARY);
 	free(out);
 }
 
-/* Decode s, which must succeed with want. */
+/* Decode s (copied to exactly n bytes), which must succeed with want. */
 static void
 check_decode(const char *s, size_t n, const void *want, size_t wantlen)
 {
 	size_t max = base64_decoded_max(n), outlen = 12345;
 	uint8_t *out = malloc(max + 16);
-	char *cause = NULL;
+	char *exact = malloc(n), *cause = NULL;
 
+	memcpy(exact, s, n);
 	memset(out, CANARY, max + 16);
 	assert_true(wantlen <= max);
-	if (base64_decode(s, n, out, &outlen, &cause) != 0)
+	if (base64_decode(exact, n, out, &outlen, &cause) != 0)
 		fail_msg("decode '%.*s': %s", (int)n, s, cause);
+	free(exact);
 	assert_null(cause);
 	assert_int_equal(outlen, wantlen);
 	assert_memory_equal(out, want, wantlen);
@@ -76,22 +85,24 @@ check_decode(const char *s, size_t n, const void *want, size_t wantlen)
 	free(out);
 }
 
-/* Decode s, which must fail with exactly the message want. */
+/* Decode s (copied to exactly its length), which must fail with exactly the message want. */
 static void
-check_error(const char *s, const char *want)
+check_error(const char *str, const char *want)
 {
-	size_t n = strlen(s), outlen;
+	size_t n = strlen(str), outlen;
 	uint8_t *out = malloc(base64_decoded_max(n) + 1);
-	char *cause = NULL;
+	char *s = malloc(n), *cause = NULL;
 
+	memcpy(s, str, n);
 	assert_int_equal(base64_decode(s, n, out, &outlen, &cause), -EINVAL);
 	assert_non_null(cause);
 	if (strcmp(cause, want) != 0)
-		fail_msg("decode '%s': got '%s', want '%s'", s, cause, want);
+		fail_msg("decode '%s': got '%s', want '%s'", str, cause, want);
 	free(cause);
 	/* A NULL cause is allowed. */
 	assert_int_equal(base64_decode(s, n, out, &outlen, NULL), -EINVAL);
 	free(out);
+	free(s);
 }
 
 static void
@@ -147,9 +158,12 @@ test_roundtrip_every_length(void **state)
 	srand(42);
 	for (pattern = 0; pattern < 4; pattern++) {
 		for (i = 0; i < sizeof buf; i++)
-			buf[i] = pattern == 0 ? (uint8_t)rand()
-				: pattern == 1 ? 0xff : pattern == 2 ? 0 : (uint8_t)i;
-		/* Every length 0..64 at every alignment: both the 6-byte and 3-byte loops and tails. */
+			buf[i] = pattern == 0  ? (uint8_t)rand()
+				: pattern == 1 ? 0xff
+				: pattern == 2 ? 0
+					       : (uint8_t)i;
+		/* Every length 0..64 at every alignment: both the 6-byte and 3-byte loops and
+		 * tails. */
 		for (n = 0; n <= 64; n++) {
 			for (off = 0; off < 8; off++) {
 				ref_encode(buf + off, n, want);
@@ -184,7 +198,8 @@ test_decode_invalid_symbols(void **state)
 	check_error("Zm9v\r\n", "Invalid symbol 13, offset 4.");
 	/* Within the body the first bad byte wins, left to right. */
 	check_error("Zm9vY!F?Zm9v", "Invalid symbol 33, offset 5.");
-	check_error("Zm9vYmFyZm9vYmFyZm9vYmFyZm9vYmFyZm9v!m9vYmFy", "Invalid symbol 33, offset 36.");
+	check_error(
+		"Zm9vYmFyZm9vYmFyZm9vYmFyZm9vYmFyZm9v!m9vYmFy", "Invalid symbol 33, offset 36.");
 }
 
 static void

@@ -33,6 +33,7 @@ struct want {
 	int oversized;
 };
 
+/* The linebuf callback: record the line, stop when asked to. */
 static int
 rec_cb(void *arg, const char *line, size_t len, int oversized)
 {
@@ -46,6 +47,7 @@ rec_cb(void *arg, const char *line, size_t len, int oversized)
 	return r->stop_every != 0 && r->n % r->stop_every == 0;
 }
 
+/* Forget what was recorded. */
 static void
 rec_clear(struct rec *r)
 {
@@ -88,11 +90,13 @@ check(const struct rec *r, const struct want *w, const char *what, size_t a, siz
 	for (i = 0; w[i].line != NULL; i++) {
 		if (i >= r->n)
 			fail_msg("%s (cut %zu/%zu): only %zu lines, want more", what, a, b, r->n);
-		if (r->len[i] != strlen(w[i].line) || memcmp(r->line[i], w[i].line, r->len[i]) != 0 ||
+		if (r->len[i] != strlen(w[i].line) ||
+			memcmp(r->line[i], w[i].line, r->len[i]) != 0 ||
 			r->oversized[i] != w[i].oversized)
 			fail_msg("%s (cut %zu/%zu): line %zu is \"%s\" (oversized %d), want \"%s\" "
 				 "(oversized %d)",
-				what, a, b, i, r->line[i], r->oversized[i], w[i].line, w[i].oversized);
+				what, a, b, i, r->line[i], r->oversized[i], w[i].line,
+				w[i].oversized);
 	}
 	if (r->n != i)
 		fail_msg("%s (cut %zu/%zu): %zu lines, want %zu", what, a, b, r->n, i);
@@ -100,8 +104,8 @@ check(const struct rec *r, const struct want *w, const char *what, size_t a, siz
 
 /* Run one case with every chunk size and with one cut at every position. */
 static void
-check_all_cuts(const char *what, const char *input, size_t max, const struct want *w,
-	size_t stop_every)
+check_all_cuts(
+	const char *what, const char *input, size_t max, const struct want *w, size_t stop_every)
 {
 	size_t len = strlen(input);
 	struct linebuf *lb;
@@ -139,8 +143,7 @@ static void
 test_crlf(void **state)
 {
 	/* Only one trailing CR is part of the terminator; a CR inside a line is data. */
-	static const struct want w[] = {
-		{"x"}, {""}, {"a\rb"}, {"y\r"}, {"z"}, {NULL}};
+	static const struct want w[] = {{"x"}, {""}, {"a\rb"}, {"y\r"}, {"z"}, {NULL}};
 
 	check_all_cuts("crlf", "x\r\n\r\na\rb\ny\r\r\nz\n", 1024, w, 0);
 }

@@ -31,7 +31,7 @@ struct reader {
 	int fd;
 	char *buf;
 	size_t len, cap;
-	size_t want; /* break the loop once this much has arrived */
+	size_t want;	 /* break the loop once this much has arrived */
 	size_t per_read; /* bytes taken per callback (small: the writer stays ahead) */
 };
 
@@ -44,6 +44,7 @@ struct events {
 	int congested_at_drain;
 };
 
+/* Take up to per_read bytes from the pipe; stop the loop once `want` bytes arrived. */
 static void
 reader_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
@@ -64,6 +65,7 @@ reader_cb(struct ev_loop *loop, ev_io *w, int revents)
 		ev_break(loop, EVBREAK_ONE);
 }
 
+/* Count drains and note the queue state at the moment of the callback. */
 static void
 drain_cb(void *arg)
 {
@@ -74,6 +76,7 @@ drain_cb(void *arg)
 	e->congested_at_drain = outq_congested(e->q);
 }
 
+/* Count broken-pipe callbacks. */
 static void
 broken_cb(void *arg)
 {
