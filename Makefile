@@ -28,6 +28,7 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 INT_SRC  := $(sort $(wildcard tests/integration/test_*.c))
 HARNESS  := $(sort $(filter-out $(INT_SRC),$(wildcard tests/integration/*.c)))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
+HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
 HDRS     := $(wildcard protocol/*.h sandbox/*.h server/*.h tests/integration/*.h)
 
 # $(call objs,DIR,SOURCES)
@@ -88,6 +89,12 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -o $@ $^ $(LDLIBS)
 
+# Small standalone programs the tests run (e.g. inside a sandbox), no core library.
+$(BUILD)/helpers/%: tests/helpers/%.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(WARN) $(OPT) $(CFLAGS) -o $@ $< $(LDLIBS)
+
+HELPER_BINS   := $(patsubst tests/helpers/%.c,$(BUILD)/helpers/%,$(HELPER_SRC))
 UNIT_BINS     := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 SAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(SAN)/tests/%,$(UNIT_SRC))
 INT_BINS      := $(patsubst tests/integration/%.c,$(BUILD)/itests/%,$(INT_SRC))
@@ -110,16 +117,16 @@ schema-check: $(BUILD)/app-server
 	@echo "schema-check: schema/ and clients/ts/ are fresh"
 
 # --- tests ------------------------------------------------------------------------------------
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) $(HELPER_BINS)
 	@sh tests/run-all.sh unit $(UNIT_BINS)
 
 suite: $(BUILD)/suite-runner
 	./$(BUILD)/suite-runner tests/schema_suite/skipped.txt
 
-integration: $(BUILD)/app-server $(INT_BINS)
+integration: $(BUILD)/app-server $(INT_BINS) $(HELPER_BINS)
 	@APP_SERVER_BIN=$(BUILD)/app-server sh tests/run-all.sh integration $(INT_BINS)
 
-san-test: $(SAN)/app-server $(SAN_UNIT_BINS) $(INT_BINS)
+san-test: $(SAN)/app-server $(SAN_UNIT_BINS) $(INT_BINS) $(HELPER_BINS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		sh tests/run-all.sh san-unit $(SAN_UNIT_BINS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -16,7 +16,7 @@
 #include "xmalloc.h"
 
 static const char usage[] =
-	"usage: app-server [app-server] [--listen stdio://] [--max-line-bytes N]\n"
+	"usage: app-server [app-server] [--listen stdio://] [--max-line-bytes N] [--max-inflight N]\n"
 	"       app-server generate-json-schema --out DIR\n"
 	"       app-server generate-ts --out DIR\n"
 	"       app-server --help | --version\n"
@@ -180,6 +180,11 @@ main(int argc, char **argv)
 			if (strcmp(argv[++i], "stdio://") != 0) {
 				fprintf(stderr,
 					"app-server: only --listen stdio:// is supported\n");
+				return 2;
+			}
+		} else if (strcmp(argv[i], "--max-inflight") == 0 && i + 1 < argc) {
+			if (main_size(argv[++i], &opts.max_inflight) != 0) {
+				fprintf(stderr, "app-server: bad --max-inflight %s\n", argv[i]);
 				return 2;
 			}
 		} else if (strcmp(argv[i], "--max-line-bytes") == 0 && i + 1 < argc) {

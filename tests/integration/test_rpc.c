@@ -723,6 +723,67 @@ test_daemon_stdio_fds(void **state)
 	asc_free(c);
 }
 
+/* With --max-inflight unanswered requests, the next gets -32001 at once; later ones work again. */
+static void
+test_overloaded(void **state)
+{
+	static const char *const args[] = {"--max-inflight", "1", NULL};
+	struct asc_opts o = {.args = args};
+	struct asc *c = asc_spawn(&o);
+	long long slow, over, after;
+	json_t *m, *data;
+
+	asc_initialize(c); /* answered: no longer in flight */
+	slow = asc_request(c, "command/exec",
+		json_pack("{s:[s,s], s:{s:s}}", "command", "sleep", "0.5", "sandboxPolicy", "type",
+			"dangerFullAccess"));
+	over = asc_request(c, "command/exec",
+		json_pack("{s:[s], s:{s:s}}", "command", "true", "sandboxPolicy", "type",
+			"dangerFullAccess"));
+	m = asc_wait_response(c, over, asc_timeout(300));
+	asc_assert_error(m, -32001, "Server overloaded; retry later.");
+	data = json_object_get(json_object_get(m, "error"), "data");
+	assert_string_equal(
+		json_string_value(json_object_get(data, "codex_error_info")), "server_overloaded");
+	json_decref(m);
+	m = asc_wait_response(c, slow, asc_timeout(3000));
+	assert_int_equal(json_integer_value(json_object_get(asc_assert_result(m), "exitCode")), 0);
+	json_decref(m);
+	after = asc_request(c, "command/exec",
+		json_pack("{s:[s], s:{s:s}}", "command", "true", "sandboxPolicy", "type",
+			"dangerFullAccess"));
+	m = asc_wait_response(c, after, asc_timeout(3000));
+	asc_assert_result(m);
+	json_decref(m);
+	asc_free(c);
+}
+
+/* optOutNotificationMethods suppresses exactly the named notifications. */
+static void
+test_opt_out_suppresses(void **state)
+{
+	struct asc *c = asc_spawn(NULL);
+	json_t *m;
+	long long id;
+
+	m = roundtrip(c,
+		"{\"id\":1,\"method\":\"initialize\",\"params\":{\"clientInfo\":{\"name\":"
+		"\"a\",\"version\":\"1\"},\"capabilities\":{\"optOutNotificationMethods\":"
+		"[\"command/exec/outputDelta\"]}}}");
+	asc_assert_result(m);
+	json_decref(m);
+	id = asc_request(c, "command/exec",
+		json_pack("{s:[s,s], s:s, s:b, s:{s:s}}", "command", "echo", "hidden", "processId",
+			"p", "streamStdoutStderr", 1, "sandboxPolicy", "type", "dangerFullAccess"));
+	m = asc_wait_response(c, id, asc_timeout(3000));
+	asc_assert_result(m);
+	json_decref(m);
+	/* The response came; no delta may be queued before or after it. */
+	assert_int_equal(asc_sync(c, asc_timeout(1000)), 0);
+	assert_int_equal(asc_queued(c), 0);
+	asc_free(c);
+}
+
 int
 main(void)
 {
@@ -751,6 +812,8 @@ main(void)
 		cmocka_unit_test(test_stdout_closed_exits),
 		cmocka_unit_test(test_stdout_only_json_with_trace_log),
 		cmocka_unit_test(test_daemon_stdio_fds),
+		cmocka_unit_test(test_overloaded),
+		cmocka_unit_test(test_opt_out_suppresses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
