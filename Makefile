@@ -28,8 +28,9 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 INT_SRC  := $(sort $(wildcard tests/integration/test_*.c))
 HARNESS  := $(sort $(filter-out $(INT_SRC),$(wildcard tests/integration/*.c)))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_LIB := $(sort $(wildcard bench/lib/*.c))
 HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
-HDRS     := $(wildcard protocol/*.h sandbox/*.h server/*.h tests/integration/*.h)
+HDRS     := $(wildcard protocol/*.h sandbox/*.h server/*.h tests/integration/*.h bench/lib/*.h)
 
 # $(call objs,DIR,SOURCES)
 objs = $(patsubst %.c,$(1)/obj/%.o,$(2))
@@ -85,7 +86,7 @@ $(BUILD)/itests/%: $(BUILD)/obj/tests/integration/%.o $(call objs,$(BUILD),$(HAR
 $(BUILD)/suite-runner: $(BUILD)/obj/tests/schema_suite/run_suite.o $(BUILD)/libcore.a
 	$(CC) $(OPT) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libcore.a
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(call objs,$(BUILD),$(BENCH_LIB)) $(BUILD)/libcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -o $@ $^ $(LDLIBS)
 
@@ -143,7 +144,7 @@ bench: $(BUILD)/app-server $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do APP_SERVER_BIN=$(BUILD)/app-server $$b || exit 1; done
 
 # --- style ------------------------------------------------------------------------------------
-FORMAT_FILES = $(wildcard protocol/*.[ch] sandbox/*.[ch] server/*.[ch] tests/*/*.[ch] bench/*.[ch])
+FORMAT_FILES = $(wildcard protocol/*.[ch] sandbox/*.[ch] server/*.[ch] tests/*/*.[ch] bench/*.[ch] bench/lib/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)
 

@@ -710,10 +710,11 @@ bench_flow_line(void *arg, const char *line, size_t len)
 		f->strays++;
 		return;
 	}
-	if (f->seen[id]++ != 0) {
+	if (f->seen[id] != 0) {
 		f->dups++;
 		return;
 	}
+	f->seen[id] = 1;
 	f->answered++;
 	if (code != f->kind->code)
 		f->wrong_code++;
@@ -817,8 +818,8 @@ bench_flow_check(const struct bench_opts *o, struct bench_report *rep, const cha
 	size_t len;
 
 	len = (size_t)snprintf(note, sizeof note,
-		"%ld/%ld answered, %ld duplicate, %ld stray, %ld wrong code%s; codes", f->answered,
-		f->n, f->dups, f->strays, f->wrong_code,
+		"%ld/%ld answered (%ld written), %ld duplicate, %ld stray, %ld wrong code%s; codes",
+		f->answered, f->n, f->next - 1, f->dups, f->strays, f->wrong_code,
 		r == -ETIMEDOUT ? ", stalled"
 			: r < 0 ? ", pipe error"
 				: "");
