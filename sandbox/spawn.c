@@ -26,6 +26,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -288,16 +289,20 @@ spawn_child_fail(int fd, int stage, int err)
 static void
 spawn_child(const struct spawn_child *c)
 {
-	struct sigaction sa;
+	/* The kernel's struct sigaction; all zero is SIG_DFL, no flags, empty mask. */
+	struct {
+		unsigned long handler, flags, restorer, mask;
+	} dfl = {0};
 	sigset_t empty;
 	int sig, fd, err;
 
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_DFL;
 	for (sig = 1; sig < NSIG; sig++) {
-		/* Ignored signals stay ignored across execve; glibc's own fail with EINVAL. */
+		/*
+		 * Ignored signals stay ignored across execve. The raw syscall, because glibc's
+		 * sigaction refuses its internal signals (32, 33), which a parent may have ignored.
+		 */
 		if (sig != SIGKILL && sig != SIGSTOP)
-			sigaction(sig, &sa, NULL);
+			syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
 	}
 	sigemptyset(&empty);
 	if (sigprocmask(SIG_SETMASK, &empty, NULL) == -1)

@@ -31,8 +31,8 @@ struct exec_table;
 
 struct exec_stream {
 	struct exec_proc *proc;
-	int fd;  /* -1 once closed */
-	int eof; /* no more output (a PTY master stays open until the reap) */
+	int fd;	     /* -1 once closed */
+	int eof;     /* no more output (a PTY master stays open until the reap) */
 	ev_io io;    /* EV_READ; for a PTY also EV_WRITE while stdin has bytes queued */
 	int stderr_; /* which stream */
 	char *buf;   /* buffered capture (not streaming) */
