@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <ev.h>
@@ -48,6 +49,19 @@ static void daemon_signal_cb(struct ev_loop *, ev_signal *, int);
 static void daemon_check_cb(struct ev_loop *, ev_check *, int);
 static void daemon_deadline_cb(struct ev_loop *, ev_timer *, int);
 static void daemon_maybe_done(struct daemon *d);
+
+/* Each process costs up to three fds: allow the hard limit (EXEC_MAX_PROCS of them fit). */
+static void
+daemon_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			log_warn("cannot raise the fd limit: %s", strerror(errno));
+	}
+}
 
 /* Move the protocol fds out of 0 and 1. */
 static int
@@ -203,6 +217,7 @@ daemon_run(const struct daemon_opts *opts)
 	signal(SIGPIPE, SIG_IGN);
 	/* Orphaned grandchildren of our commands become ours, so libev reaps them too. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	daemon_raise_nofile();
 	d.loop = ev_default_loop(EVFLAG_AUTO);
 	if (daemon_stdio(&d) != 0)
 		goto out;
