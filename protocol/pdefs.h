@@ -53,6 +53,13 @@ struct pdef {
 	const struct pvariant *variants; /* PD_UNION, terminated by a NULL tag */
 	const char *tag;		 /* PD_UNION: the tag field's name */
 	const char *alias;		 /* PD_ALIAS: a type expression */
+	/*
+	 * JSON text for what the tables cannot say. PD_STRUCT/ENUM/UNION: keywords merged over
+	 * the generated schema (e.g. {"additionalProperties": true}). PD_ALIAS: the whole schema
+	 * (e.g. a oneOf mixing strings and objects); `alias` then only gives the TypeScript type
+	 * and must not name definitions the schema does not reach.
+	 */
+	const char *schema;
 };
 
 enum pmsg_kind {
@@ -74,6 +81,7 @@ struct pmethod {
 /* Definition groups, one per protocol area (defs_*.c), each terminated by a NULL name. */
 extern const struct pdef pdefs_core[];
 extern const struct pdef pdefs_exec[];
+extern const struct pdef pdefs_config[];
 
 /* Every method, terminated by a NULL method. */
 extern const struct pmethod pmethods[];

@@ -15,13 +15,21 @@ const struct pmethod pmethods[] = {
 		"CommandExecTerminateResponse", "v2", NULL},
 	{"command/exec/resize", PM_REQUEST, "CommandExecResizeParams", "CommandExecResizeResponse",
 		"v2", NULL},
+	{"model/list", PM_REQUEST, "ModelListParams", "ModelListResponse", "v2",
+		"Models known for the configured (or given) provider."},
+	{"config/read", PM_REQUEST, "ConfigReadParams", "ConfigReadResponse", "v2",
+		"The effective configuration, where each key came from, and optionally the layers."},
+	{"account/read", PM_REQUEST, "GetAccountParams", "GetAccountResponse", "v2",
+		"Whether an API key is available and whether the provider needs OpenAI auth."},
 	{"initialized", PM_CLIENT_NOTIFICATION, NULL, NULL, "v1", NULL},
 	{"command/exec/outputDelta", PM_NOTIFICATION, "CommandExecOutputDeltaNotification", NULL,
 		"v2", "Output of a streaming command/exec, base64-encoded."},
+	{"configWarning", PM_NOTIFICATION, "ConfigWarningNotification", NULL, "v2",
+		"A problem with the configuration (e.g. config.toml does not parse)."},
 	{NULL},
 };
 
-static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec};
+static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

@@ -213,6 +213,33 @@ pschema_enum(const struct pdef *d)
 	return json_pack("{s:o, s:s}", "enum", vals, "type", "string");
 }
 
+/* Apply a definition's raw `schema` text to s: merged, or (PD_ALIAS) instead of it. */
+static json_t *
+pschema_raw(const struct pdef *d, json_t *s, char **cause)
+{
+	json_t *raw;
+
+	if (s == NULL || d->schema == NULL)
+		return s;
+	if ((raw = json_loads(d->schema, 0, NULL)) == NULL || !json_is_object(raw)) {
+		*cause = xasprintf("%s: bad schema text", d->name);
+		json_decref(raw);
+		json_decref(s);
+		return NULL;
+	}
+	if (d->kind == PD_ALIAS) {
+		json_decref(s);
+		return raw;
+	}
+	if (json_is_true(s)) {
+		json_decref(s);
+		s = json_object();
+	}
+	json_object_update(s, raw);
+	json_decref(raw);
+	return s;
+}
+
 /* JSON Schema for one definition (without $schema/title/definitions). */
 json_t *
 pschema_def(const struct pdef *d, char **cause)
@@ -221,7 +248,7 @@ pschema_def(const struct pdef *d, char **cause)
 
 	switch (d->kind) {
 	case PD_STRUCT:
-		return pschema_object(d->fields, d->doc, cause);
+		return pschema_raw(d, pschema_object(d->fields, d->doc, cause), cause);
 	case PD_ENUM:
 		s = pschema_enum(d);
 		break;
@@ -232,6 +259,7 @@ pschema_def(const struct pdef *d, char **cause)
 		s = pschema_type(d->alias, cause);
 		break;
 	}
+	s = pschema_raw(d, s, cause);
 	if (s != NULL && d->doc != NULL) {
 		if (json_is_true(s)) {
 			json_decref(s);

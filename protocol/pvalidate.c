@@ -25,6 +25,32 @@ pvalidate_cmp(const void *a, const void *b)
 		((const struct pvalidate_entry *)b)->method);
 }
 
+/* The definitions request params reach (results and notifications are not checked here). */
+static json_t *
+pvalidate_defs(char **cause)
+{
+	json_t *names = json_object(), *defs = json_object(), *one, *t;
+	const struct pmethod *m;
+	const char *name;
+
+	for (m = pmethods; m->method != NULL; m++)
+		if (m->kind == PM_REQUEST && m->params != NULL &&
+			pschema_closure(m->params, names, cause) != 0)
+			goto fail;
+	json_object_foreach(names, name, t)
+	{
+		if ((one = pschema_def(pdef_find(name), cause)) == NULL)
+			goto fail;
+		json_object_set_new(defs, name, one);
+	}
+	json_decref(names);
+	return defs;
+fail:
+	json_decref(names);
+	json_decref(defs);
+	return NULL;
+}
+
 struct pvalidate *
 pvalidate_new(char **cause)
 {
@@ -33,7 +59,7 @@ pvalidate_new(char **cause)
 	json_t *defs, *doc;
 	char *ptr;
 
-	if ((defs = pschema_definitions(cause)) == NULL)
+	if ((defs = pvalidate_defs(cause)) == NULL)
 		goto fail;
 	doc = json_pack("{s:o}", "definitions", defs);
 	v->jsv = jsv_compile(doc, cause);

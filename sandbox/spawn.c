@@ -21,9 +21,19 @@
  *    libev loop cannot run during spawn_start.
  *  - PR_SET_PDEATHSIG fires when the forking *thread* exits: call spawn_start
  *    from the main thread only.
+ *  - With clone_flags the child comes from a raw clone(2) (as bubblewrap does):
+ *    glibc's fork() is not needed because the child never allocates, and a
+ *    child in a new PID namespace cannot see its parent, so it checks that the
+ *    parent still holds the error pipe open instead of calling getppid().
+ *  - SPAWN_SUPERVISED children are remembered (pid only) so that
+ *    spawn_kill_group asks them to tear down instead of killing them.
+ *  - SPAWN_NETNS: network namespaces belong to threads, so the calling thread
+ *    enters netns_fd right before the fork and goes back to its own right after,
+ *    with every signal blocked; nothing else runs on this thread meanwhile.
  */
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -32,6 +42,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -60,10 +72,11 @@ enum spawn_stage {
 	SPAWN_STAGE_EXEC,
 };
 
-/* What a failing child writes to the error pipe: 8 bytes, one atomic write. */
+/* What a failing child writes to the error pipe: 12 bytes, one atomic write. */
 struct spawn_report {
 	int stage;
 	int err;
+	int step; /* the hook's step, or -1 */
 };
 
 /* Everything the child needs, prepared by the parent before fork. */
@@ -79,10 +92,16 @@ struct spawn_child {
 	int maxfd; /* highest fd the close_range() fallback marks */
 	int (*hook)(void *);
 	void *hook_arg;
+	int hook_steps; /* the hook's errors carry a step */
+	int pidns;	/* the child is in a new PID namespace */
 };
 
 static void spawn_child(const struct spawn_child *) __attribute__((noreturn));
-static void spawn_child_fail(int, int, int) __attribute__((noreturn));
+static void spawn_child_fail(int, int, int, int) __attribute__((noreturn));
+
+/* Live SPAWN_SUPERVISED children (pids), pruned as they disappear. */
+static pid_t *spawn_sup;
+static size_t spawn_nsup, spawn_capsup;
 
 static const char *spawn_stage_names[] = {
 	[SPAWN_STAGE_SIGNALS] = "signal reset",
@@ -274,11 +293,24 @@ out:
 	return r;
 }
 
-/* In the child: report {stage, err} to the parent and exit. */
-static void
-spawn_child_fail(int fd, int stage, int err)
+/*
+ * In the child: whether the parent is gone, seen from the error pipe: the
+ * parent holds its read end until the child execs, so POLLERR on our write end
+ * means it died (before PDEATHSIG was armed).
+ */
+static int
+spawn_parent_gone(int report)
 {
-	struct spawn_report rep = {stage, err};
+	struct pollfd pfd = {.fd = report, .events = POLLOUT};
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLERR) != 0;
+}
+
+/* In the child: report {stage, err, step} to the parent and exit. */
+static void
+spawn_child_fail(int fd, int stage, int err, int step)
+{
+	struct spawn_report rep = {stage, err, step};
 
 	while (write(fd, &rep, sizeof rep) == -1 && errno == EINTR)
 		;
@@ -306,20 +338,26 @@ spawn_child(const struct spawn_child *c)
 	}
 	sigemptyset(&empty);
 	if (sigprocmask(SIG_SETMASK, &empty, NULL) == -1)
-		spawn_child_fail(c->report, SPAWN_STAGE_SIGNALS, errno);
+		spawn_child_fail(c->report, SPAWN_STAGE_SIGNALS, errno, -1);
 
 	if (setsid() == -1)
-		spawn_child_fail(c->report, SPAWN_STAGE_SETSID, errno);
+		spawn_child_fail(c->report, SPAWN_STAGE_SETSID, errno, -1);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
-		spawn_child_fail(c->report, SPAWN_STAGE_PDEATHSIG, errno);
-	if (getppid() != c->parent)
+		spawn_child_fail(c->report, SPAWN_STAGE_PDEATHSIG, errno, -1);
+	if (!c->pidns && getppid() != c->parent)
 		_exit(127); /* the parent died before PDEATHSIG was armed */
+	if (c->pidns && spawn_parent_gone(c->report))
+		_exit(127);
 	if (c->slave != -1 && ioctl(c->slave, TIOCSCTTY, 0) == -1)
-		spawn_child_fail(c->report, SPAWN_STAGE_CTTY, errno);
+		spawn_child_fail(c->report, SPAWN_STAGE_CTTY, errno, -1);
 
 	for (fd = 0; fd < 3; fd++) {
-		if (dup2(c->stdio[fd], fd) == -1)
-			spawn_child_fail(c->report, SPAWN_STAGE_STDIO, errno);
+		if (c->stdio[fd] == fd) {
+			/* Inherited as it is: make sure it survives execve. */
+			if (fcntl(fd, F_SETFD, 0) == -1)
+				spawn_child_fail(c->report, SPAWN_STAGE_STDIO, errno, -1);
+		} else if (dup2(c->stdio[fd], fd) == -1)
+			spawn_child_fail(c->report, SPAWN_STAGE_STDIO, errno, -1);
 	}
 	/* Everything above stdio closes at exec; the error pipe stays usable until then. */
 	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == -1) {
@@ -328,12 +366,17 @@ spawn_child(const struct spawn_child *c)
 	}
 
 	if (c->cwd != NULL && chdir(c->cwd) == -1)
-		spawn_child_fail(c->report, SPAWN_STAGE_CHDIR, errno);
-	if (c->hook != NULL && (err = c->hook(c->hook_arg)) != 0)
-		spawn_child_fail(c->report, SPAWN_STAGE_SANDBOX, err < 0 ? -err : err);
+		spawn_child_fail(c->report, SPAWN_STAGE_CHDIR, errno, -1);
+	if (c->hook != NULL && (err = c->hook(c->hook_arg)) != 0) {
+		if (err < 0)
+			err = -err;
+		if (c->hook_steps)
+			spawn_child_fail(c->report, SPAWN_STAGE_SANDBOX, err & 0xffff, err >> 16);
+		spawn_child_fail(c->report, SPAWN_STAGE_SANDBOX, err, -1);
+	}
 
 	execve(c->path, c->argv, c->envp);
-	spawn_child_fail(c->report, SPAWN_STAGE_EXEC, errno);
+	spawn_child_fail(c->report, SPAWN_STAGE_EXEC, errno, -1);
 }
 
 /* Read up to len bytes until EOF, retrying EINTR; bytes read or -errno. */
@@ -368,8 +411,16 @@ spawn_reap(pid_t pid)
 
 /* The message for a failure at stage (a parent-side failure is SPAWN_STAGE_EXEC). */
 static char *
-spawn_cause(int stage, int err, const char *cwd)
+spawn_cause(int stage, int err, int step, const struct spawn_opts *o)
 {
+	const char *cwd = o->cwd;
+	size_t n = 0;
+
+	while (o->hook_steps != NULL && o->hook_steps[n] != NULL)
+		n++;
+	if (stage == SPAWN_STAGE_SANDBOX && step >= 0 && (size_t)step < n)
+		return xasprintf("sandbox setup failed: %s: %s (os error %d)", o->hook_steps[step],
+			strerror(err), err);
 	switch (stage) {
 	case SPAWN_STAGE_EXEC:
 		return xasprintf("failed to spawn command: %s (os error %d)", strerror(err), err);
@@ -386,6 +437,66 @@ spawn_cause(int stage, int err, const char *cwd)
 	}
 }
 
+/* Whether pid is a live supervised child we started. */
+static int
+spawn_sup_find(pid_t pid, size_t *at)
+{
+	for (size_t i = 0; i < spawn_nsup; i++) {
+		if (spawn_sup[i] == pid) {
+			if (at != NULL)
+				*at = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Forget supervised pids that no longer exist (reaped), and pid (a new child). */
+static void
+spawn_sup_prune(pid_t pid)
+{
+	size_t i = 0;
+
+	while (i < spawn_nsup) {
+		if (spawn_sup[i] == pid || (kill(spawn_sup[i], 0) == -1 && errno == ESRCH))
+			spawn_sup[i] = spawn_sup[--spawn_nsup];
+		else
+			i++;
+	}
+}
+
+/* Remember a supervised child. */
+static void
+spawn_sup_add(pid_t pid)
+{
+	if (spawn_nsup == spawn_capsup) {
+		spawn_capsup = spawn_capsup == 0 ? 16 : spawn_capsup * 2;
+		spawn_sup = xrealloc(spawn_sup, spawn_capsup * sizeof *spawn_sup);
+	}
+	spawn_sup[spawn_nsup++] = pid;
+}
+
+/* The calling thread's own network namespace, opened once; -1 when unavailable. */
+static int
+spawn_home_netns(void)
+{
+	static int fd = -2;
+
+	if (fd == -2)
+		fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	return fd;
+}
+
+/* fork(), or a raw clone(2) into new namespaces. */
+static pid_t
+spawn_fork(unsigned long clone_flags)
+{
+	if (clone_flags == 0)
+		return fork();
+	/* No new stack: the child continues on a copy of ours, like fork(). */
+	return (pid_t)syscall(SYS_clone, clone_flags | SIGCHLD, NULL, NULL, NULL, 0);
+}
+
 /* Start o->argv on pipes or a PTY; 0, or -errno with a message in *cause. */
 int
 spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause)
@@ -397,7 +508,7 @@ spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause)
 	sigset_t all, old;
 	char *path = NULL;
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, rp[2] = {-1, -1};
-	int master = -1, slave = -1, devnull = -1, stage = SPAWN_STAGE_EXEC, r;
+	int master = -1, slave = -1, devnull = -1, stage = SPAWN_STAGE_EXEC, step = -1, r;
 	pid_t pid;
 	ssize_t n;
 
@@ -413,6 +524,8 @@ spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause)
 	if (o->flags & SPAWN_PTY) {
 		if ((r = spawn_open_pty(o->rows, o->cols, &master, &slave)) != 0)
 			goto out;
+	} else if (o->flags & SPAWN_INHERIT) {
+		/* Our own stdio, as it is. */
 	} else {
 		if (o->flags & SPAWN_STDIN_PIPE) {
 			if ((r = spawn_pipe(in)) != 0 || (r = spawn_set_nonblock(in[1])) != 0)
@@ -441,7 +554,11 @@ spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause)
 	c.slave = slave;
 	if (slave != -1)
 		c.stdio[0] = c.stdio[1] = c.stdio[2] = slave;
-	else {
+	else if (o->flags & SPAWN_INHERIT) {
+		c.stdio[0] = 0;
+		c.stdio[1] = 1;
+		c.stdio[2] = 2;
+	} else {
 		c.stdio[0] = in[0] != -1 ? in[0] : devnull;
 		c.stdio[1] = out[1];
 		c.stdio[2] = err[1];
@@ -452,14 +569,27 @@ spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause)
 		c.maxfd = (int)rl.rlim_cur;
 	c.hook = o->child_hook;
 	c.hook_arg = o->child_hook_arg;
+	c.hook_steps = o->hook_steps != NULL;
+	c.pidns = (o->clone_flags & CLONE_NEWPID) != 0;
 	c.parent = getpid();
 
+	if ((o->flags & SPAWN_NETNS) && spawn_home_netns() == -1) {
+		r = -errno;
+		goto out;
+	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	pid = fork();
+	if ((o->flags & SPAWN_NETNS) && setns(o->netns_fd, CLONE_NEWNET) == -1) {
+		r = -errno;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		goto out;
+	}
+	pid = spawn_fork(o->clone_flags);
 	if (pid == 0)
 		spawn_child(&c);
 	r = pid == -1 ? -errno : 0;
+	if ((o->flags & SPAWN_NETNS) && setns(spawn_home_netns(), CLONE_NEWNET) == -1)
+		abort(); /* stuck in the sandbox's empty namespace: nothing sane is left to do */
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0)
 		goto out;
@@ -476,6 +606,7 @@ spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause)
 		if (n == (ssize_t)sizeof rep && rep.err > 0 && rep.stage >= 0 &&
 			rep.stage <= SPAWN_STAGE_EXEC) {
 			stage = rep.stage;
+			step = rep.step;
 			r = -rep.err;
 		} else {
 			kill(pid, SIGKILL); /* cannot tell what happened: do not leave it running */
@@ -485,6 +616,9 @@ spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause)
 		goto out;
 	}
 
+	spawn_sup_prune(pid);
+	if (o->flags & SPAWN_SUPERVISED)
+		spawn_sup_add(pid);
 	p->pid = pid;
 	p->in_fd = in[1];
 	p->out_fd = out[0];
@@ -494,7 +628,7 @@ spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause)
 	r = 0;
 out:
 	if (r != 0 && cause != NULL)
-		*cause = spawn_cause(stage, -r, o->cwd);
+		*cause = spawn_cause(stage, -r, step, o);
 	spawn_close(&in[0]);
 	spawn_close(&in[1]);
 	spawn_close(&out[0]);
@@ -533,6 +667,8 @@ spawn_kill_group(pid_t pid, int sig)
 	/* Never kill(0) or kill(-1): those reach our own group or every process. */
 	if (pid <= 1)
 		return -EINVAL;
+	if (sig == SIGKILL && spawn_sup_find(pid, NULL))
+		return kill(pid, SPAWN_SUPERVISOR_KILL) == 0 ? 0 : -errno;
 	if (kill(-pid, sig) == 0)
 		return 0;
 	if (kill(pid, sig) == 0)

@@ -6,10 +6,25 @@
 #ifndef SPAWN_H
 #define SPAWN_H
 
+#include <signal.h>
 #include <sys/types.h>
 
 #define SPAWN_PTY	 0x1 /* child on a new PTY: stdin, stdout and stderr are the slave */
 #define SPAWN_STDIN_PIPE 0x2 /* a pipe to the child's stdin, else /dev/null (ignored with PTY) */
+#define SPAWN_INHERIT	 0x4 /* the child's stdio are our fds 0, 1 and 2 (a CLI, not the daemon) */
+/*
+ * The child is a supervisor (the sandbox's init) that tears its tree down itself:
+ * spawn_kill_group(pid, SIGKILL) sends it SPAWN_SUPERVISOR_KILL instead, so it can kill
+ * everything below it, clean up and exit 128+SIGKILL.
+ */
+#define SPAWN_SUPERVISED      0x8
+#define SPAWN_SUPERVISOR_KILL SIGUSR1
+/*
+ * The child starts in the network namespace netns_fd: the calling thread enters it just
+ * around the fork and returns to its own right after (the child of a clone with
+ * CLONE_NEWUSER could not enter a namespace owned by ours any more).
+ */
+#define SPAWN_NETNS 0x10
 
 #define SPAWN_DEFAULT_ROWS 24
 #define SPAWN_DEFAULT_COLS 80
@@ -23,11 +38,23 @@ struct spawn_opts {
 	/*
 	 * Runs in the child after stdio, setsid and chdir, right before execve.
 	 * Must be async-signal-safe. Returns 0 or a positive errno, reported
-	 * like an exec failure with the stage "sandbox".
+	 * like an exec failure with the stage "sandbox". With hook_steps, the
+	 * value is SPAWN_HOOK_ERR(step, errno) and the message names the step.
 	 */
 	int (*child_hook)(void *arg);
 	void *child_hook_arg;
+	const char *const *hook_steps; /* names of the hook's steps, or NULL */
+	/*
+	 * Namespaces for the child (CLONE_NEW*): it is then created with a raw
+	 * clone(2) instead of fork(). With CLONE_NEWPID it is pid 1 there and
+	 * getppid() says 0, so the parent-death re-check uses the error pipe.
+	 */
+	unsigned long clone_flags;
+	int netns_fd; /* with SPAWN_NETNS */
 };
+
+/* A child hook's failure: which step (index into hook_steps) and the errno. */
+#define SPAWN_HOOK_ERR(step, err) (((step) << 16) | ((err)&0xffff))
 
 /* Every fd is O_CLOEXEC and O_NONBLOCK, owned by the caller; -1 when absent. */
 struct spawn_proc {
@@ -53,7 +80,10 @@ struct spawn_proc {
 int spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause);
 /* Set the window size of a PTY master (the kernel sends SIGWINCH); 0 or -errno. */
 int spawn_resize(int pty_fd, unsigned short rows, unsigned short cols);
-/* Signal the child's process group, or the child alone if that fails; 0 or -errno. */
+/*
+ * Signal the child's process group, or the child alone if that fails; 0 or -errno.
+ * SIGKILL to a SPAWN_SUPERVISED child becomes SPAWN_SUPERVISOR_KILL to it alone.
+ */
 int spawn_kill_group(pid_t pid, int sig);
 /* Close every fd of p still open and set it to -1 (the pid is left alone). */
 void spawn_proc_close(struct spawn_proc *p);

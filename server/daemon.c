@@ -14,18 +14,22 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ev.h>
 
 #include "daemon.h"
 #include "exec.h"
+#include "handlers.h"
+#include "http.h"
 #include "linebuf.h"
 #include "log.h"
 #include "outq.h"
 #include "rpc.h"
 #include "xmalloc.h"
 
+#define DAEMON_PIPE_SIZE   (1024 * 1024) /* our stdout pipe, when we may enlarge it */
 #define DAEMON_READ_BUDGET (1024 * 1024) /* bytes read per callback before yielding */
 
 struct daemon {
@@ -39,6 +43,9 @@ struct daemon {
 	struct outq *q;
 	struct linebuf *lb;
 	struct rpc *rpc;
+	struct http *http;   /* model requests; curl starts on first use */
+	ev_idle config_idle; /* configWarning, once, after the initialize answer went out */
+	int config_checked;
 	double grace;
 	int paused;
 	int closing;
@@ -67,6 +74,7 @@ daemon_raise_nofile(void)
 static int
 daemon_stdio(struct daemon *d)
 {
+	struct stat st;
 	int null;
 
 	d->in_fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
@@ -81,6 +89,9 @@ daemon_stdio(struct daemon *d)
 		return -1;
 	}
 	close(null);
+	/* A bigger pipe to the client means fewer, larger writes when streaming. */
+	if (fstat(d->out_fd, &st) == 0 && S_ISFIFO(st.st_mode))
+		fcntl(d->out_fd, F_SETPIPE_SZ, DAEMON_PIPE_SIZE);
 	d->in_flags = fcntl(d->in_fd, F_GETFL);
 	d->out_flags = fcntl(d->out_fd, F_GETFL);
 	fcntl(d->in_fd, F_SETFL, d->in_flags | O_NONBLOCK);
@@ -111,6 +122,10 @@ daemon_line(void *arg, const char *line, size_t len, int oversized)
 	struct daemon *d = arg;
 
 	rpc_line(d->rpc, line, len, oversized);
+	if (!d->config_checked && rpc_initialized(d->rpc)) {
+		d->config_checked = 1;
+		ev_idle_start(d->loop, &d->config_idle);
+	}
 	return outq_congested(d->q) || d->closing;
 }
 
@@ -160,12 +175,33 @@ daemon_drain_cb(void *arg)
 	struct daemon *d = arg;
 
 	exec_table_resume(rpc_exec(d->rpc));
+	http_resume(d->http);
 	if (!d->paused || d->closing)
 		return;
 	if (linebuf_resume(d->lb, daemon_line, d) != 0)
 		return;
 	d->paused = 0;
 	ev_io_start(d->loop, &d->in_io);
+}
+
+/* The http congestion predicate: the output queue is above its high watermark. */
+static int
+daemon_congested(void *arg)
+{
+	struct daemon *d = arg;
+
+	return outq_congested(d->q);
+}
+
+/* After initialize was answered: read the configuration, report its problems. */
+static void
+daemon_config_cb(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	struct daemon *d = container_of(w, struct daemon, config_idle);
+
+	ev_idle_stop(loop, w);
+	if (!d->closing)
+		config_startup_warnings(d->rpc);
 }
 
 static void
@@ -239,6 +275,10 @@ daemon_run(const struct daemon_opts *opts)
 		ev_unref(d.loop);
 	}
 	ev_check_init(&d.check, daemon_check_cb);
+	ev_idle_init(&d.config_idle, daemon_config_cb);
+	d.http = http_new(d.loop);
+	http_set_congested(d.http, daemon_congested, &d);
+	http_set_default(d.http);
 	ev_init(&d.deadline, daemon_deadline_cb);
 	ev_run(d.loop, 0);
 
@@ -261,6 +301,8 @@ out:
 	ev_timer_stop(d.loop, &d.deadline);
 	ev_io_stop(d.loop, &d.in_io);
 	rpc_free(d.rpc);
+	ev_idle_stop(d.loop, &d.config_idle);
+	http_free(d.http);
 	outq_free(d.q);
 	linebuf_free(d.lb);
 	if (d.in_fd >= 0) {

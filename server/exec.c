@@ -1,9 +1,8 @@
 /*
  * command/exec and its follow-ups (write, resize, terminate): request validation in upstream's
  * order and wording, the per-connection process table keyed by the client's processId, and
- * the sandbox decision. Until the sandbox executor exists, only dangerFullAccess and
- * externalSandbox (the caller's own sandbox) run; any other policy is refused, never run
- * less sandboxed than asked.
+ * the sandbox decision (sandbox/: a policy that cannot be enforced fails the request; a
+ * command never runs less sandboxed than asked).
  */
 #include <errno.h>
 #include <limits.h>
@@ -18,6 +17,7 @@
 #include "handlers.h"
 #include "log.h"
 #include "rpc.h"
+#include "sandbox.h"
 #include "xmalloc.h"
 
 extern char **environ;
@@ -243,33 +243,6 @@ exec_strv_free(char **v)
 	free(v);
 }
 
-/*
- * The sandbox decision. Returns 0 and sets *env_extra for a policy we can honour, or -1 with a
- * message. Without a policy upstream applies the configured one; ours defaults to readOnly.
- */
-static int
-exec_policy(const json_t *policy, const char **env_extra, char **why)
-{
-	const char *type = json_string_value(json_object_get(policy, "type"));
-	const char *net;
-
-	*env_extra = NULL;
-	if (type == NULL)
-		type = "readOnly";
-	if (strcmp(type, "dangerFullAccess") == 0)
-		return 0;
-	if (strcmp(type, "externalSandbox") == 0) {
-		net = json_string_value(json_object_get(policy, "networkAccess"));
-		if (net == NULL || strcmp(net, "restricted") == 0)
-			*env_extra = "CODEX_SANDBOX_NETWORK_DISABLED=1";
-		return 0;
-	}
-	*why = xasprintf("sandbox policy %s is not available: this build has no sandbox executor "
-			 "yet; use dangerFullAccess or externalSandbox",
-		type);
-	return -1;
-}
-
 /* A uint/int JSON field that may be null: 1 when present. */
 static int
 exec_int(const json_t *params, const char *key, json_int_t *out)
@@ -331,11 +304,11 @@ handle_command_exec(struct rpc *r, struct rpc_req *req, json_t *params)
 			rpc_reply_error(req, RPC_INVALID_REQUEST,
 				"`permissionProfile` cannot be combined with `sandboxPolicy`",
 				NULL);
-		else
-			rpc_reply_error(req, RPC_INVALID_REQUEST,
-				"invalid permission profile: permission profiles are not supported yet",
-				NULL);
-		return;
+		if (!rpc_experimental(r) || json_is_object(policy))
+			return;
+		/* The profile takes the policy's place; sandbox_policy_check tells the two apart.
+		 */
+		policy = json_object_get(params, "permissionProfile");
 	}
 	if (json_is_object(size) && !tty) {
 		rpc_reply_error(
@@ -358,7 +331,7 @@ handle_command_exec(struct rpc *r, struct rpc_req *req, json_t *params)
 			(long long)timeout_ms);
 		return;
 	}
-	if (exec_policy(policy, &env_extra, &why) != 0) {
+	if (sandbox_policy_check(policy, &env_extra, &why) != 0) {
 		rpc_reply_error(req, RPC_INVALID_REQUEST, why, NULL);
 		goto out;
 	}
@@ -415,10 +388,12 @@ handle_command_exec(struct rpc *r, struct rpc_req *req, json_t *params)
 	so.flags = (tty ? SPAWN_PTY : 0) | (sin ? SPAWN_STDIN_PIPE : 0);
 	so.rows = (unsigned short)rows;
 	so.cols = (unsigned short)cols;
-	if (spawn_start(&so, &sp, &why) != 0) {
+	if (sandbox_spawn_prepare(policy, &so, &why) != 0 || spawn_start(&so, &sp, &why) != 0) {
+		sandbox_spawn_done(&so);
 		rpc_reply_error(req, RPC_INTERNAL_ERROR, why, NULL);
 		goto out;
 	}
+	sandbox_spawn_done(&so);
 	p = xcalloc(1, sizeof *p);
 	p->table = t;
 	p->req = req;

@@ -9,6 +9,9 @@ const struct handler handlers[] = {
 	{"command/exec/write", handle_command_exec_write, 0},
 	{"command/exec/resize", handle_command_exec_resize, 0},
 	{"command/exec/terminate", handle_command_exec_terminate, 0},
+	{"model/list", handle_model_list, 0},
+	{"config/read", handle_config_read, 0},
+	{"account/read", handle_account_read, 0},
 	{NULL},
 };
 

@@ -27,5 +27,10 @@ void handle_command_exec(struct rpc *r, struct rpc_req *req, json_t *params);
 void handle_command_exec_write(struct rpc *r, struct rpc_req *req, json_t *params);
 void handle_command_exec_resize(struct rpc *r, struct rpc_req *req, json_t *params);
 void handle_command_exec_terminate(struct rpc *r, struct rpc_req *req, json_t *params);
+void handle_model_list(struct rpc *r, struct rpc_req *req, json_t *params);
+void handle_config_read(struct rpc *r, struct rpc_req *req, json_t *params);
+void handle_account_read(struct rpc *r, struct rpc_req *req, json_t *params);
+/* Load the configuration and send a configWarning for each problem (once, after initialize). */
+void config_startup_warnings(struct rpc *r);
 
 #endif

@@ -9,20 +9,29 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "config.h"
 #include "daemon.h"
 #include "log.h"
+#include "mockmodel.h"
 #include "pdefs.h"
+#include "sandbox.h"
 #include "version.h"
 #include "xmalloc.h"
 
 static const char usage[] =
 	"usage: app-server [app-server] [--listen stdio://] [--max-line-bytes N] [--max-inflight N]\n"
+	"                  [-c key=value]...\n"
+	"       app-server mock-model [--listen HOST:PORT] [--script FILE] [--record FILE]\n"
+	"                             [--port-file FILE]\n"
 	"       app-server generate-json-schema --out DIR\n"
 	"       app-server generate-ts --out DIR\n"
+	"       app-server sandbox [--policy JSON | --profile JSON] [--cwd DIR] -- CMD [ARG]...\n"
+	"       app-server sandbox --check\n"
 	"       app-server --help | --version\n"
 	"\n"
 	"Serves the Codex app-server JSON-RPC protocol (v2) on stdin/stdout, one JSON\n"
-	"message per line. Logs go to stderr; set APP_SERVER_LOG=error|warn|info|debug|trace.\n";
+	"message per line. Logs go to stderr; set APP_SERVER_LOG=error|warn|info|debug|trace.\n"
+	"-c overrides a config.toml key (value parsed as TOML, else taken as a string).\n";
 
 /* mkdir -p of the directory part of path. */
 static int
@@ -168,6 +177,10 @@ main(int argc, char **argv)
 		out = argv[i + 2];
 		return argv[i][9] == 'j' ? main_generate_schema(out) : main_generate_ts(out);
 	}
+	if (argc > i && strcmp(argv[i], "mock-model") == 0)
+		return mockmodel_main(argc - i, argv + i);
+	if (argc > i && strcmp(argv[i], "sandbox") == 0)
+		return sandbox_cli_main(argc - i, argv + i);
 	for (; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			fputs(usage, stdout);
@@ -185,6 +198,15 @@ main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--max-inflight") == 0 && i + 1 < argc) {
 			if (main_size(argv[++i], &opts.max_inflight) != 0) {
 				fprintf(stderr, "app-server: bad --max-inflight %s\n", argv[i]);
+				return 2;
+			}
+		} else if ((strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0) &&
+			i + 1 < argc) {
+			char *cause = NULL;
+
+			if (config_add_override(argv[++i], &cause) != 0) {
+				fprintf(stderr, "app-server: %s\n", cause);
+				free(cause);
 				return 2;
 			}
 		} else if (strcmp(argv[i], "--max-line-bytes") == 0 && i + 1 < argc) {

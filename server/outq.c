@@ -16,7 +16,8 @@
 #include "outq.h"
 #include "xmalloc.h"
 
-#define OUTQ_BLOCK (64 * 1024)
+#define OUTQ_BLOCK (128 * 1024) /* holds one full outputDelta line (~88 KB) */
+#define OUTQ_SPARE (512 * 1024) /* largest block kept for reuse */
 #define OUTQ_IOV   32
 #define OUTQ_EAGER (256 * 1024) /* flush inside a long callback past this much */
 
@@ -197,9 +198,11 @@ outq_consume(struct outq *q, size_t n)
 			break;
 		}
 		q->head = b->next;
-		if (q->spare == NULL && b->cap == OUTQ_BLOCK)
+		/* Keep the largest reasonable block: steady streams then never touch malloc. */
+		if (b->cap <= OUTQ_SPARE && (q->spare == NULL || q->spare->cap < b->cap)) {
+			free(q->spare);
 			q->spare = b;
-		else
+		} else
 			free(b);
 	}
 }

@@ -271,18 +271,407 @@ export type CommandExecTerminateParams = {
 export type CommandExecTerminateResponse = {
 };
 
+export type ModelListParams = {
+  /**
+   * Opaque pagination cursor returned by a previous call.
+   */
+  cursor?: string | null;
+  /**
+   * When true, include models that are hidden from the default picker list.
+   */
+  includeHidden?: boolean | null;
+  /**
+   * Optional page size; defaults to a reasonable server-side value.
+   */
+  limit?: number | null;
+  /**
+   * List models for this configured provider instead of the app-server default.
+   */
+  modelProvider?: string | null;
+};
+
+export type ModelListResponse = {
+  data: Array<Model>;
+  /**
+   * Opaque cursor to pass to the next call to continue after the last item. If None, there are no more items to return.
+   */
+  nextCursor?: string | null;
+};
+
+export type Model = {
+  /**
+   * Deprecated: use `serviceTiers` instead.
+   */
+  additionalSpeedTiers?: Array<string>;
+  availabilityNux?: ModelAvailabilityNux | null;
+  /**
+   * Null when the catalog does not provide access-program metadata.
+   */
+  availableAccessPrograms?: ModelAccessPrograms | null;
+  defaultReasoningEffort: ReasoningEffort;
+  /**
+   * Catalog default service tier id for this model, when one is configured.
+   */
+  defaultServiceTier?: string | null;
+  description: string;
+  displayName: string;
+  hidden: boolean;
+  id: string;
+  inputModalities?: Array<InputModality>;
+  isDefault: boolean;
+  model: string;
+  modelSpecialty?: string | null;
+  /**
+   * Multi-agent runtime declared by this model, when available.
+   */
+  multiAgentVersion?: MultiAgentVersion | null;
+  serviceTiers?: Array<ModelServiceTier>;
+  supportedReasoningEfforts: Array<ReasoningEffortOption>;
+  /**
+   * @deprecated Always false; models no longer support personality selection.
+   */
+  supportsPersonality?: boolean;
+  upgrade?: string | null;
+  upgradeInfo?: ModelUpgradeInfo | null;
+};
+
+/**
+ * Caller-specific explicit access programs advertised by model discovery.
+ */
+export type ModelAccessPrograms = {
+  /**
+   * Accepted explicit selections.
+   */
+  cyber: Array<CyberAccessProgram>;
+};
+
+export type ModelAvailabilityNux = {
+  message: string;
+};
+
+export type ModelServiceTier = {
+  description: string;
+  id: string;
+  name: string;
+};
+
+export type ModelUpgradeInfo = {
+  migrationMarkdown?: string | null;
+  model: string;
+  modelLink?: string | null;
+  /**
+   * Informational Unix timestamp for this upgrade's scheduled retirement, if known.
+   */
+  retirementAt?: number | null;
+  upgradeCopy?: string | null;
+};
+
+/**
+ * A non-empty reasoning effort value advertised by the model.
+ */
+export type ReasoningEffort = string;
+
+export type ReasoningEffortOption = {
+  description: string;
+  reasoningEffort: ReasoningEffort;
+};
+
+/**
+ * Canonical user-input modality tags advertised by a model.
+ */
+export type InputModality = "text" | "image" | "audio";
+
+/**
+ * Requested cyber treatment for an OpenAI model turn.
+ */
+export type CyberAccessProgram = "standard" | "daybreakBlue" | "daybreakRed";
+
+/**
+ * Multi-agent runtime supported by a model.
+ */
+export type MultiAgentVersion = "disabled" | "v1" | "v2";
+
+export type GetAccountParams = {
+  /**
+   * When `true`, requests a proactive token refresh before returning (ignored here: there are no tokens to refresh).
+   */
+  refreshToken?: boolean;
+};
+
+export type GetAccountResponse = {
+  account?: Account | null;
+  requiresOpenaiAuth: boolean;
+  /**
+   * ChatGPT user ID belonging to this account response, when available.
+   */
+  userId?: string | null;
+};
+
+export type Account =
+  | {
+    type: "apiKey";
+  }  | {
+    type: "chatgpt";
+    email: string | null;
+    planType: PlanType;
+    /**
+     * Display name of the selected ChatGPT workspace, when available.
+     */
+    workspaceName?: string | null;
+  }  | {
+    type: "amazonBedrock";
+    usesCodexManagedCredentials?: boolean;
+  }  | {
+    type: "gcp";
+  };
+
+export type PlanType = "free" | "go" | "plus" | "pro" | "prolite" | "promax" | "team" | "self_serve_business_prolite" | "self_serve_business_usage_based" | "business" | "ent26" | "enterprise_cbp_automation" | "enterprise_cbp_usage_based" | "enterprise" | "edu" | "edu_plus" | "edu_pro" | "sci" | "sci_plus" | "unknown";
+
+export type ConfigReadParams = {
+  /**
+   * Optional working directory to resolve project config layers (accepted; there are no project layers here).
+   */
+  cwd?: string | null;
+  includeLayers?: boolean;
+};
+
+export type ConfigReadResponse = {
+  config: Config;
+  layers?: Array<ConfigLayer> | null;
+  origins: { [key in string]?: ConfigLayerMetadata };
+};
+
+export type ConfigLayer = {
+  config: JsonValue;
+  disabledReason?: string | null;
+  name: ConfigLayerSource;
+  version: string;
+};
+
+export type ConfigLayerMetadata = {
+  name: ConfigLayerSource;
+  version: string;
+};
+
+export type ConfigLayerSource =
+  | {
+    type: "packagedDefaults";
+    file: AbsolutePathBuf;
+  }  | {
+    type: "mdm";
+    domain: string;
+    key: string;
+  }  | {
+    type: "system";
+    file: AbsolutePathBuf;
+  }  | {
+    type: "enterpriseManaged";
+    id: string;
+    name: string;
+  }  | {
+    type: "user";
+    /**
+     * The config.toml this layer was read from.
+     */
+    file: AbsolutePathBuf;
+    profile?: string | null;
+  }  | {
+    type: "project";
+    dotCodexFolder: AbsolutePathBuf;
+  }  | {
+    type: "sessionFlags";
+  }  | {
+    type: "legacyManagedConfigTomlFromFile";
+    file: AbsolutePathBuf;
+  }  | {
+    type: "legacyManagedConfigTomlFromMdm";
+  };
+
+/**
+ * The effective configuration: the layers merged, keys as written in config.toml.
+ */
+export type Config = {
+  analytics?: AnalyticsConfig | null;
+  approval_policy?: AskForApproval | null;
+  /**
+   * [UNSTABLE] Optional default for where approval requests are routed for review.
+   */
+  approvals_reviewer?: ApprovalsReviewer | null;
+  browser_use?: BrowserUseConfig | null;
+  client_search_provider?: WebSearchProvider | null;
+  compact_prompt?: string | null;
+  computer_use?: ComputerUseConfig | null;
+  desktop?: { [key in string]?: JsonValue } | null;
+  developer_instructions?: string | null;
+  forced_chatgpt_workspace_id?: ForcedChatgptWorkspaceIds | null;
+  forced_login_method?: ForcedLoginMethod | null;
+  instructions?: string | null;
+  model?: string | null;
+  model_auto_compact_token_limit?: number | null;
+  model_auto_compact_token_limit_scope?: AutoCompactTokenLimitScope | null;
+  model_context_window?: number | null;
+  model_provider?: string | null;
+  model_reasoning_effort?: ReasoningEffort | null;
+  model_reasoning_summary?: ReasoningSummary | null;
+  model_verbosity?: Verbosity | null;
+  review_model?: string | null;
+  sandbox_mode?: SandboxMode | null;
+  sandbox_workspace_write?: SandboxWorkspaceWrite | null;
+  service_tier?: string | null;
+  tools?: ToolsV2 | null;
+  web_search?: WebSearchMode | null;
+};
+
+export type AnalyticsConfig = {
+  enabled?: boolean | null;
+};
+
+export type AskForApproval = string | { [key in string]?: JsonValue };
+
+/**
+ * Who approval requests are routed to for review (default `user`).
+ */
+export type ApprovalsReviewer = "user" | "auto_review" | "guardian_subagent";
+
+/**
+ * Selects which part of the active context is charged against `model_auto_compact_token_limit`.
+ */
+export type AutoCompactTokenLimitScope = "total" | "body_after_prefix";
+
+export type BrowserUseConfig = {
+  allow_history_access?: boolean | null;
+  default_origin_policy?: BrowserUseOriginPolicyConfig | null;
+  origins?: { [key in string]?: BrowserUseOriginPolicyConfig } | null;
+};
+
+export type BrowserUseOriginPolicyConfig = {
+  access?: AllowDenyRequirement | null;
+  downloads?: AllowDenyRequirement | null;
+  full_cdp_access?: AllowDenyRequirement | null;
+  uploads?: AllowDenyRequirement | null;
+};
+
+export type AllowDenyRequirement = "allow" | "deny";
+
+export type ComputerUseConfig = {
+  default_app_access?: AllowDenyRequirement | null;
+  macos?: ComputerUseMacosConfig | null;
+  windows?: ComputerUseWindowsConfig | null;
+};
+
+export type ComputerUseMacosConfig = {
+  bundle_ids?: { [key in string]?: AllowDenyRequirement } | null;
+};
+
+export type ComputerUseWindowsConfig = {
+  aumids?: { [key in string]?: AllowDenyRequirement } | null;
+  exes?: Array<ComputerUseWindowsExeConfig> | null;
+};
+
+export type ComputerUseWindowsExeConfig = {
+  access: AllowDenyRequirement;
+  binary_name?: string | null;
+  product_name: string;
+  publisher_name: string;
+};
+
+export type ForcedChatgptWorkspaceIds = string | Array<string>;
+
+export type ForcedLoginMethod = "chatgpt" | "api";
+
+/**
+ * A summary of the reasoning performed by the model: auto, concise, detailed, or none.
+ */
+export type ReasoningSummary = string;
+
+export type SandboxMode = "read-only" | "workspace-write" | "danger-full-access";
+
+export type SandboxWorkspaceWrite = {
+  exclude_slash_tmp?: boolean;
+  exclude_tmpdir_env_var?: boolean;
+  network_access?: boolean;
+  writable_roots?: Array<string>;
+};
+
+export type ToolsV2 = {
+  web_search?: WebSearchToolConfig | null;
+};
+
+/**
+ * Controls output length/detail on GPT-5 models via the Responses API.
+ */
+export type Verbosity = "low" | "medium" | "high";
+
+export type WebSearchContextSize = "low" | "medium" | "high";
+
+export type WebSearchLocation = {
+  city?: string | null;
+  country?: string | null;
+  region?: string | null;
+  timezone?: string | null;
+};
+
+export type WebSearchMode = "disabled" | "cached" | "indexed" | "live";
+
+export type WebSearchProvider = "standalone" | "search_mcp";
+
+export type WebSearchToolConfig = {
+  allowed_domains?: Array<string> | null;
+  context_size?: WebSearchContextSize | null;
+  location?: WebSearchLocation | null;
+};
+
+export type ConfigWarningNotification = {
+  /**
+   * Optional extra guidance or error details.
+   */
+  details?: string | null;
+  /**
+   * Optional path to the config file that triggered the warning.
+   */
+  path?: string | null;
+  /**
+   * Optional range for the error location inside the config file.
+   */
+  range?: TextRange | null;
+  /**
+   * Concise summary of the warning.
+   */
+  summary: string;
+};
+
+export type TextPosition = {
+  /**
+   * 1-based column number (in Unicode scalar values).
+   */
+  column: number;
+  /**
+   * 1-based line number.
+   */
+  line: number;
+};
+
+export type TextRange = {
+  end: TextPosition;
+  start: TextPosition;
+};
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
   | { method: "command/exec/write"; id: RequestId; params: CommandExecWriteParams }
   | { method: "command/exec/terminate"; id: RequestId; params: CommandExecTerminateParams }
-  | { method: "command/exec/resize"; id: RequestId; params: CommandExecResizeParams };
+  | { method: "command/exec/resize"; id: RequestId; params: CommandExecResizeParams }
+  | { method: "model/list"; id: RequestId; params: ModelListParams }
+  | { method: "config/read"; id: RequestId; params: ConfigReadParams }
+  | { method: "account/read"; id: RequestId; params: GetAccountParams };
 
 export type ClientNotification =
   | { method: "initialized" };
 
 export type ServerNotification =
-  | { method: "command/exec/outputDelta"; params: CommandExecOutputDeltaNotification };
+  | { method: "command/exec/outputDelta"; params: CommandExecOutputDeltaNotification }
+  | { method: "configWarning"; params: ConfigWarningNotification };
 
 export type ServerRequest = never;
 

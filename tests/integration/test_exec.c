@@ -69,23 +69,24 @@ test_sandbox_policies(void **state)
 	struct asc *c = xt_ready_opts(&o);
 	json_t *p, *m;
 
-	/* No policy means ours (readOnly), which cannot run yet: refused, never run open. */
-	p = xt_sh("echo ran");
+	/* No policy means ours (readOnly), run by the sandbox (tests/integration/test_sandbox.c).
+	 */
+	p = xt_sh("echo ran; echo x > /tmp/app-server-test-exec-ro 2>/dev/null || echo ro");
 	json_object_del(p, "sandboxPolicy");
-	m = xt_call(c, "command/exec", p, asc_timeout(T_REPLY));
-	asc_assert_error(m, -32600, "sandbox policy");
-	json_decref(m);
-	m = xt_call(c, "command/exec",
-		xt_with(xt_sh("echo ran"), "{'sandboxPolicy':{'type':'readOnly'}}"),
-		asc_timeout(T_REPLY));
-	asc_assert_error(m, -32600, "sandbox policy readOnly");
-	json_decref(m);
-	m = xt_call(c, "command/exec",
+	xt_exec_expect(c, p, asc_timeout(T_REPLY), 0, "ran\nro\n", NULL);
+	xt_exec_expect(c, xt_with(xt_sh("echo ran"), "{'sandboxPolicy':{'type':'readOnly'}}"),
+		asc_timeout(T_REPLY), 0, "ran\n", "");
+	xt_exec_expect(c,
 		xt_with(xt_sh("echo ran"),
 			"{'sandboxPolicy':{'type':'workspaceWrite','writableRoots':"
 			"['/tmp'],'networkAccess':true}}"),
+		asc_timeout(T_REPLY), 0, "ran\n", "");
+	m = xt_call(c, "command/exec",
+		xt_with(xt_sh("true"),
+			"{'sandboxPolicy':{'type':'workspaceWrite','writableRoots':['rel']}}"),
 		asc_timeout(T_REPLY));
-	asc_assert_error(m, -32600, "sandbox policy workspaceWrite");
+	asc_assert_error(m, -32600,
+		"invalid sandbox policy: `writableRoots` entries must be absolute paths");
 	json_decref(m);
 	/* externalSandbox: network restricted (the default) is announced to the child. */
 	xt_exec_expect(c, xt_with(xt_sh(probe), "{'sandboxPolicy':{'type':'externalSandbox'}}"),
@@ -135,10 +136,10 @@ test_validation(void **state)
 		-32602, "command/exec timeoutMs must be non-negative, got -1");
 	m = xt_call(c, "command/exec",
 		xt_with(xt_sh("true"),
-			"{'sandboxPolicy':{'type':'readOnly'},'tty':true,'size':{'rows':0,"
+			"{'sandboxPolicy':{'type':'workspaceWrite','writableRoots':['rel']},'tty':true,'size':{'rows':0,"
 			"'cols':5}}"),
 		asc_timeout(T_REPLY));
-	asc_assert_error(m, -32600, "sandbox policy readOnly");
+	asc_assert_error(m, -32600, "invalid sandbox policy");
 	json_decref(m);
 	xt_exec_refused(c, xt_with(xt_sh("true"), "{'tty':true,'size':{'rows':0,'cols':80}}"),
 		-32602, "command/exec size rows and cols must be greater than 0");

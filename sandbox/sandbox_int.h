@@ -1,0 +1,112 @@
+/*
+ * Sandbox internals shared by sandbox.c (the plan, made in the parent), mounts.c (the file
+ * system view), landlock.c, seccomp.c, caps.c and init.c (the child's steps and its init).
+ *
+ * Ownership: the parent builds one struct sandbox with everything the child needs (paths,
+ * id maps, the seccomp program, the list of mount operations) and frees it after the spawn.
+ * The child works on its own copy of that memory, so the child-side fields below are
+ * written only there, and only with async-signal-safe calls: no malloc, no stdio.
+ */
+#ifndef SANDBOX_INT_H
+#define SANDBOX_INT_H
+
+#include <linux/filter.h>
+#include <sys/types.h>
+
+#include "policy.h"
+#include "spawn.h"
+
+/* The child's steps, in order; their names make up the error message. */
+enum sbx_step {
+	SBX_STEP_USERNS,
+	SBX_STEP_MOUNTS,
+	SBX_STEP_DEV,
+	SBX_STEP_PROC,
+	SBX_STEP_PROTECT,
+	SBX_STEP_CWD,
+	SBX_STEP_INIT,
+	SBX_STEP_CAPS,
+	SBX_STEP_NNP,
+	SBX_STEP_LANDLOCK,
+	SBX_STEP_SECCOMP,
+	SBX_STEP_COUNT,
+};
+
+#define SBX_ERR(step, err) SPAWN_HOOK_ERR(step, err)
+
+/* What runs the command. */
+enum sbx_mode {
+	SBX_MODE_SECCOMP, /* plain child: no_new_privs + seccomp (full disk write, network off) */
+	SBX_MODE_NS,	  /* init in new namespaces, the command below it, every layer */
+};
+
+/* One change to the file system view, applied in order of depth. */
+enum sbx_op_kind {
+	SBX_OP_RW,	/* bind the host path writable (nosuid, nodev) */
+	SBX_OP_RO,	/* bind the host path read-only */
+	SBX_OP_MASK,	/* deny: an empty mode-000 tmpfs (dir) or a nodev /dev/null (file) */
+	SBX_OP_PROTECT, /* protected metadata: read-only bind, or a placeholder if missing */
+	SBX_OP_LINK,	/* a symlink recreated in a fresh tmpfs (restricted-read views) */
+};
+
+#define SBX_MAX_OPS 256 /* operations in one plan, at most */
+
+#define SBX_IN_BASE -1 /* the mountpoint exists in the host view */
+#define SBX_IN_ROOT -2 /* the mountpoint is made in the fresh root tmpfs */
+
+struct sbx_op {
+	char *path; /* canonical, in the view */
+	char *link; /* SBX_OP_LINK: the symlink's text */
+	int kind;
+	int dir;       /* the target is a directory */
+	int depth;     /* components of path */
+	int container; /* index of the mask op holding our mountpoint, or SBX_IN_* */
+	int nkids;     /* SBX_OP_MASK: ops whose mountpoints it holds */
+	/* Child side. */
+	int src;  /* pre-cloned mount tree, -1 */
+	int pdir; /* SBX_OP_PROTECT: the parent directory, kept for the cleanup */
+	int lock; /* SBX_OP_PROTECT: shared flock on a protected directory */
+	int made; /* SBX_OP_PROTECT: we created the placeholder */
+};
+
+struct sandbox {
+	int mode;	/* SBX_MODE_* */
+	int net;	/* network enabled */
+	int full_read;	/* the view is the host root, frozen read-only */
+	int root_write; /* ... and left writable (root:write with carve-outs) */
+	int devshm;	/* /dev/shm is a writable root: the host's is bound */
+	unsigned long clone_flags;
+	int netns_fd; /* the shared empty network namespace, or -1 (CLONE_NEWNET then) */
+	const struct sock_fprog *filter;
+	int ll_abi;   /* Landlock ABI in use (>= 1 for SBX_MODE_NS) */
+	int cap_last; /* highest capability number of this kernel */
+	int fault;    /* step made to fail (APP_SERVER_SANDBOX_FAULT), or -1 */
+	char uid_map[32], gid_map[32];
+	char *cwd;	 /* canonical command cwd: chdir there again after the mounts */
+	char **writable; /* Landlock: full rights beneath these */
+	size_t nwritable;
+	struct sbx_op *ops;
+	size_t nops;
+	/* Child side. */
+	int ruleset; /* Landlock ruleset built by the init, -1 */
+	pid_t cmd;   /* the command, in the init's namespace */
+};
+
+/* landlock.c */
+int sbx_landlock_abi(void);
+int sbx_landlock_build(struct sandbox *sb);
+int sbx_landlock_restrict(struct sandbox *sb);
+/* seccomp.c */
+int sbx_seccomp_program(int net, const struct sock_fprog **out, char **cause);
+int sbx_seccomp_load(const struct sock_fprog *prog);
+/* caps.c */
+int sbx_cap_last(void);
+int sbx_caps_drop(int cap_last);
+/* mounts.c */
+int sbx_mount_view(struct sandbox *sb);
+void sbx_protect_cleanup(struct sandbox *sb);
+/* init.c */
+int sbx_child_hook(void *arg);
+extern const char *const sbx_step_names[];
+
+#endif

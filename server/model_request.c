@@ -1,0 +1,350 @@
+/*
+ * Model requests on either wire (model.h): the body, the URL with its query params, and the
+ * headers. Chat Completions input is built from Responses items: messages keep their role
+ * (developer becomes system; text parts are joined, images become image_url parts), function
+ * calls become the preceding assistant message's tool_calls and their outputs "tool"
+ * messages, custom tool calls travel as function calls with {"input": ...}; reasoning and
+ * web-search items are dropped, and only function tools are offered.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_int.h"
+#include "xmalloc.h"
+
+/* The text of a message's content (a string, or parts with "text"), joined by newlines. */
+static char *
+wire_content_text(const json_t *content)
+{
+	struct model_text t = {0};
+	const char *s;
+	json_t *part;
+	size_t i;
+
+	if (json_is_string(content))
+		return xstrdup(json_string_value(content));
+	json_array_foreach(content, i, part)
+	{
+		if ((s = json_string_value(json_object_get(part, "text"))) == NULL)
+			continue;
+		t.s = xrealloc(t.s, t.len + strlen(s) + 2);
+		if (t.len > 0)
+			t.s[t.len++] = '\n';
+		memcpy(t.s + t.len, s, strlen(s) + 1);
+		t.len += strlen(s);
+	}
+	return t.s != NULL ? t.s : xstrdup("");
+}
+
+/* A Chat message's content from Responses parts: a string, or parts when images are there. */
+static json_t *
+wire_chat_content(const json_t *content)
+{
+	json_t *parts, *part, *out;
+	const char *type, *url;
+	char *text;
+	size_t i;
+	int images = 0;
+
+	json_array_foreach(content, i, part)
+	{
+		type = json_string_value(json_object_get(part, "type"));
+		images |= type != NULL && strcmp(type, "input_image") == 0;
+	}
+	if (!images) {
+		text = wire_content_text(content);
+		out = json_string(text);
+		free(text);
+		return out;
+	}
+	parts = json_array();
+	json_array_foreach(content, i, part)
+	{
+		type = json_string_value(json_object_get(part, "type"));
+		if (type != NULL && strcmp(type, "input_image") == 0) {
+			url = json_string_value(json_object_get(part, "image_url"));
+			if (url != NULL)
+				json_array_append_new(parts,
+					json_pack("{s:s, s:{s:s}}", "type", "image_url",
+						"image_url", "url", url));
+		} else if (json_is_string(json_object_get(part, "text"))) {
+			json_array_append_new(parts,
+				json_pack("{s:s, s:O}", "type", "text", "text",
+					json_object_get(part, "text")));
+		}
+	}
+	return parts;
+}
+
+/* Append a tool call to the last assistant message, or to a new one. */
+static void
+wire_chat_tool_call(json_t *messages, const char *id, const char *name, json_t *args)
+{
+	json_t *last = json_array_get(messages, json_array_size(messages) - 1), *calls;
+	const char *role = json_string_value(json_object_get(last, "role"));
+
+	if (last == NULL || role == NULL || strcmp(role, "assistant") != 0) {
+		last = json_pack("{s:s, s:n}", "role", "assistant", "content");
+		json_array_append_new(messages, last);
+	}
+	if ((calls = json_object_get(last, "tool_calls")) == NULL) {
+		calls = json_array();
+		json_object_set_new(last, "tool_calls", calls);
+	}
+	json_array_append_new(calls,
+		json_pack("{s:s, s:s, s:{s:s, s:o}}", "id", id, "type", "function", "function",
+			"name", name, "arguments", args));
+}
+
+/* A tool result's content as a string. */
+static json_t *
+wire_chat_output(const json_t *output)
+{
+	char *text;
+	json_t *s;
+
+	if (json_is_string(output))
+		return json_incref((json_t *)output);
+	if (json_is_array(output)) {
+		text = wire_content_text(output);
+		s = json_string(text);
+		free(text);
+		return s;
+	}
+	text = json_dumps(output, JSON_COMPACT | JSON_ENCODE_ANY);
+	s = json_string(text != NULL ? text : "");
+	free(text);
+	return s;
+}
+
+/* Chat messages from Responses input items. */
+static json_t *
+wire_chat_messages(const struct model_prompt *pr)
+{
+	json_t *messages = json_array(), *item, *args;
+	const char *type, *role, *id, *name;
+	size_t i;
+
+	if (pr->instructions != NULL)
+		json_array_append_new(messages,
+			json_pack("{s:s, s:s}", "role", "system", "content", pr->instructions));
+	json_array_foreach(pr->input, i, item)
+	{
+		type = json_string_value(json_object_get(item, "type"));
+		role = json_string_value(json_object_get(item, "role"));
+		id = json_string_value(json_object_get(item, "call_id"));
+		if (type == NULL && role != NULL)
+			type = "message";
+		if (type == NULL)
+			continue;
+		if (strcmp(type, "message") == 0 && role != NULL) {
+			if (strcmp(role, "developer") == 0)
+				role = "system";
+			json_array_append_new(messages,
+				json_pack("{s:s, s:o}", "role", role, "content",
+					wire_chat_content(json_object_get(item, "content"))));
+		} else if (strcmp(type, "function_call") == 0 && id != NULL) {
+			name = json_string_value(json_object_get(item, "name"));
+			args = json_object_get(item, "arguments");
+			wire_chat_tool_call(messages, id, name != NULL ? name : "",
+				json_is_string(args) ? json_incref(args) : json_string("{}"));
+		} else if (strcmp(type, "custom_tool_call") == 0 && id != NULL) {
+			name = json_string_value(json_object_get(item, "name"));
+			char *a;
+
+			args = json_pack("{s:O?}", "input", json_object_get(item, "input"));
+			a = json_dumps(args, JSON_COMPACT);
+			wire_chat_tool_call(messages, id, name != NULL ? name : "",
+				json_string(a != NULL ? a : "{}"));
+			free(a);
+			json_decref(args);
+		} else if (strcmp(type, "local_shell_call") == 0 && id != NULL) {
+			char *a = json_dumps(json_object_get(item, "action"), JSON_COMPACT);
+
+			wire_chat_tool_call(
+				messages, id, "local_shell", json_string(a != NULL ? a : "{}"));
+			free(a);
+		} else if ((strcmp(type, "function_call_output") == 0 ||
+				   strcmp(type, "custom_tool_call_output") == 0) &&
+			id != NULL) {
+			json_array_append_new(messages,
+				json_pack("{s:s, s:s, s:o}", "role", "tool", "tool_call_id", id,
+					"content",
+					wire_chat_output(json_object_get(item, "output"))));
+		}
+	}
+	return messages;
+}
+
+/* Chat tools from Responses tool specs: function tools only. */
+static json_t *
+wire_chat_tools(const json_t *tools)
+{
+	json_t *out = json_array(), *t, *fn;
+	const char *type;
+	size_t i;
+
+	json_array_foreach(tools, i, t)
+	{
+		type = json_string_value(json_object_get(t, "type"));
+		if (type == NULL || strcmp(type, "function") != 0 ||
+			!json_is_string(json_object_get(t, "name")))
+			continue;
+		fn = json_pack("{s:O}", "name", json_object_get(t, "name"));
+		if (json_object_get(t, "description") != NULL)
+			json_object_set(fn, "description", json_object_get(t, "description"));
+		if (json_object_get(t, "parameters") != NULL)
+			json_object_set(fn, "parameters", json_object_get(t, "parameters"));
+		json_array_append_new(
+			out, json_pack("{s:s, s:o}", "type", "function", "function", fn));
+	}
+	return out;
+}
+
+/* The request body for the provider's wire. */
+json_t *
+model_body(const struct model_provider *p, const struct model_prompt *pr)
+{
+	json_t *body, *tools;
+
+	if (p->wire == MODEL_WIRE_CHAT) {
+		body = json_pack("{s:s, s:o, s:b, s:{s:b}}", "model", pr->model, "messages",
+			wire_chat_messages(pr), "stream", 1, "stream_options", "include_usage", 1);
+		tools = wire_chat_tools(pr->tools);
+		if (json_array_size(tools) > 0) {
+			json_object_set_new(body, "tools", tools);
+			json_object_set_new(body, "tool_choice", json_string("auto"));
+		} else
+			json_decref(tools);
+	} else {
+		body = json_pack("{s:s, s:o, s:o, s:s, s:b, s:b, s:b}", "model", pr->model, "input",
+			pr->input != NULL ? json_incref(pr->input) : json_array(), "tools",
+			pr->tools != NULL ? json_incref(pr->tools) : json_array(), "tool_choice",
+			"auto", "parallel_tool_calls", pr->parallel_tool_calls, "store", 0,
+			"stream", 1);
+		if (pr->instructions != NULL)
+			json_object_set_new(body, "instructions", json_string(pr->instructions));
+		if (pr->reasoning != NULL) {
+			json_object_set(body, "reasoning", pr->reasoning);
+			json_object_set_new(
+				body, "include", json_pack("[s]", "reasoning.encrypted_content"));
+		} else
+			json_object_set_new(body, "include", json_array());
+		if (pr->prompt_cache_key != NULL)
+			json_object_set_new(
+				body, "prompt_cache_key", json_string(pr->prompt_cache_key));
+		if (pr->text != NULL)
+			json_object_set(body, "text", pr->text);
+	}
+	if (pr->extra != NULL)
+		json_object_update(body, pr->extra);
+	return body;
+}
+
+/* Percent-encode s (RFC 3986 unreserved characters kept) onto t. */
+static void
+wire_urlencode(struct model_text *t, const char *s)
+{
+	char hex[4];
+
+	for (; *s != '\0'; s++) {
+		if (isalnum((unsigned char)*s) || strchr("-._~", *s) != NULL) {
+			t->s = xrealloc(t->s, t->len + 2);
+			t->s[t->len++] = *s;
+		} else {
+			snprintf(hex, sizeof hex, "%%%02X", (unsigned char)*s);
+			t->s = xrealloc(t->s, t->len + 4);
+			memcpy(t->s + t->len, hex, 3);
+			t->len += 3;
+		}
+		t->s[t->len] = '\0';
+	}
+}
+
+/* The endpoint URL with the query params, percent-encoded. */
+char *
+model_url(const struct model_provider *p)
+{
+	struct model_text t = {0};
+	const char *k;
+	json_t *v;
+	int first = 1;
+
+	t.s = xasprintf("%s%s", p->base_url,
+		p->wire == MODEL_WIRE_CHAT ? "/chat/completions" : "/responses");
+	t.len = strlen(t.s);
+	json_object_foreach(p->query_params, k, v)
+	{
+		t.s = xrealloc(t.s, t.len + 2);
+		t.s[t.len++] = first ? '?' : '&';
+		t.s[t.len] = '\0';
+		first = 0;
+		wire_urlencode(&t, k);
+		t.s = xrealloc(t.s, t.len + 2);
+		t.s[t.len++] = '=';
+		t.s[t.len] = '\0';
+		wire_urlencode(&t, json_string_value(v) != NULL ? json_string_value(v) : "");
+	}
+	return t.s;
+}
+
+/* True when a header name and value cannot break the request (no CR, LF or NUL). */
+static int
+wire_header_ok(const char *s)
+{
+	return strpbrk(s, "\r\n") == NULL;
+}
+
+/* Free a NULL-terminated header list. */
+void
+model_headers_free(char **headers)
+{
+	if (headers == NULL)
+		return;
+	for (size_t i = 0; headers[i] != NULL; i++)
+		free(headers[i]);
+	free(headers);
+}
+
+/* Every request header: ours, the auth, the provider's, the prompt's. */
+char **
+model_headers(const struct model_provider *p, const struct model_prompt *pr, char **cause)
+{
+	size_t n = 0,
+	       max = 4 + json_object_size(p->http_headers) + json_object_size(p->env_http_headers);
+	char **h, *key;
+	const char *k, *env;
+	json_t *v;
+
+	for (size_t i = 0; pr->headers != NULL && pr->headers[i] != NULL; i++)
+		max++;
+	h = xcalloc(max + 1, sizeof *h);
+	h[n++] = xstrdup("Content-Type: application/json");
+	h[n++] = xstrdup("Accept: text/event-stream");
+	if ((key = config_api_key(p)) != NULL) {
+		h[n++] = xasprintf("Authorization: Bearer %s", key);
+		free(key);
+	}
+	json_object_foreach(p->http_headers, k, v)
+	{
+		h[n++] = xasprintf("%s: %s", k, json_string_value(v));
+	}
+	json_object_foreach(p->env_http_headers, k, v)
+	{
+		env = getenv(json_string_value(v));
+		if (env != NULL && *env != '\0')
+			h[n++] = xasprintf("%s: %s", k, env);
+	}
+	for (size_t i = 0; pr->headers != NULL && pr->headers[i] != NULL; i++)
+		h[n++] = xstrdup(pr->headers[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (!wire_header_ok(h[i]) || strchr(h[i], ':') == NULL) {
+			*cause = xasprintf("invalid HTTP header `%.40s`", h[i]);
+			model_headers_free(h);
+			return NULL;
+		}
+	}
+	return h;
+}
