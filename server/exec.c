@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base64.h"
+#include "config.h"
 #include "exec.h"
 #include "exec_int.h"
 #include "handlers.h"
@@ -269,6 +270,41 @@ exec_cwd(const json_t *cwd)
 	return xasprintf("%s/%s", here, c);
 }
 
+/*
+ * The policy of a command/exec that names none: the configured one, as upstream does
+ * (config.toml `sandbox_mode` and `[sandbox_workspace_write]`), readOnly when unset or when the
+ * configuration was rejected.
+ */
+static json_t *
+exec_default_policy(void)
+{
+	char *cause = NULL;
+	struct config *c = config_load(&cause);
+	const char *mode = c != NULL ? json_string_value(config_get(c, "sandbox_mode")) : NULL;
+	json_t *p, *roots;
+
+	free(cause);
+	if (c == NULL || mode == NULL || config_error(c) != NULL)
+		p = json_pack("{s:s}", "type", "readOnly");
+	else if (strcmp(mode, "danger-full-access") == 0)
+		p = json_pack("{s:s}", "type", "dangerFullAccess");
+	else if (strcmp(mode, "workspace-write") == 0) {
+		roots = config_get(c, "sandbox_workspace_write.writable_roots");
+		roots = json_is_array(roots) ? json_incref(roots) : json_array();
+		p = json_pack("{s:s, s:o, s:b, s:b, s:b}", "type", "workspaceWrite",
+			"writableRoots", roots, "networkAccess",
+			json_is_true(config_get(c, "sandbox_workspace_write.network_access")),
+			"excludeTmpdirEnvVar",
+			json_is_true(
+				config_get(c, "sandbox_workspace_write.exclude_tmpdir_env_var")),
+			"excludeSlashTmp",
+			json_is_true(config_get(c, "sandbox_workspace_write.exclude_slash_tmp")));
+	} else
+		p = json_pack("{s:s}", "type", "readOnly");
+	config_free(c);
+	return p;
+}
+
 void
 handle_command_exec(struct rpc *r, struct rpc_req *req, json_t *params)
 {
@@ -288,6 +324,7 @@ handle_command_exec(struct rpc *r, struct rpc_req *req, json_t *params)
 	struct spawn_proc sp = {.pid = -1, .in_fd = -1, .out_fd = -1, .err_fd = -1, .pty_fd = -1};
 	char **cargv = NULL, **envp = NULL, *cwd = NULL, *why = NULL, *q;
 	const char *env_extra = NULL, *bad = NULL;
+	json_t *dflt = NULL;
 	struct exec_proc *p;
 	size_t i;
 
@@ -331,6 +368,8 @@ handle_command_exec(struct rpc *r, struct rpc_req *req, json_t *params)
 			(long long)timeout_ms);
 		return;
 	}
+	if (!json_is_object(policy))
+		policy = dflt = exec_default_policy();
 	if (sandbox_policy_check(policy, &env_extra, &why) != 0) {
 		rpc_reply_error(req, RPC_INVALID_REQUEST, why, NULL);
 		goto out;
@@ -341,25 +380,25 @@ handle_command_exec(struct rpc *r, struct rpc_req *req, json_t *params)
 		if (rows == 0 || cols == 0) {
 			rpc_reply_error(req, RPC_INVALID_PARAMS,
 				"command/exec size rows and cols must be greater than 0", NULL);
-			return;
+			goto out;
 		}
 	}
 	if ((tty || sin || sout) && id == NULL) {
 		rpc_reply_error(req, RPC_INVALID_REQUEST,
 			"command/exec tty or streaming requires a client-supplied processId", NULL);
-		return;
+		goto out;
 	}
 	if (id != NULL && exec_find(t, id) != NULL) {
 		q = exec_quote(id);
 		rpc_reply_errorf(req, RPC_INVALID_REQUEST,
 			"duplicate active command/exec process id: %s", q);
 		free(q);
-		return;
+		goto out;
 	}
 	if (t->count >= EXEC_MAX_PROCS) {
 		rpc_reply_error(req, RPC_OVERLOADED, "Server overloaded; retry later.",
 			json_pack("{s:s}", "codex_error_info", "server_overloaded"));
-		return;
+		goto out;
 	}
 	cargv = xcalloc(json_array_size(argv) + 1, sizeof *cargv);
 	json_array_foreach(argv, i, v)
@@ -416,6 +455,7 @@ handle_command_exec(struct rpc *r, struct rpc_req *req, json_t *params)
 	log_debug("exec: started pid %d%s%s", (int)p->pid, id != NULL ? " as " : "",
 		id != NULL ? id : "");
 out:
+	json_decref(dflt);
 	exec_strv_free(cargv);
 	exec_strv_free(envp);
 	free(cwd);

@@ -344,6 +344,60 @@ test_invalid_params(void **state)
 	asc_free(c);
 }
 
+/* Exit code of `sh -c script` run by command/exec with no sandboxPolicy. */
+static int
+exec_default(struct asc *c, const char *script)
+{
+	json_t *r =
+		call(c, "command/exec", json_pack("{s:[s,s,s]}", "command", "sh", "-c", script));
+	int code = (int)json_integer_value(json_object_get(r, "exitCode"));
+
+	json_decref(r);
+	return code;
+}
+
+/* Without sandboxPolicy, command/exec runs under config.toml's sandbox_mode (readOnly unset). */
+static void
+test_exec_default_policy(void **state)
+{
+	struct asc *c;
+	char *toml, *inside, *outside;
+
+	c = asc_spawn(NULL);
+	inside = xasprintf("touch %s/inside", asc_dir(c));
+	asc_initialize(c);
+	assert_int_not_equal(exec_default(c, inside), 0); /* readOnly */
+	asc_free(c);
+	free(inside);
+
+	c = asc_spawn(NULL);
+	write_config(c, "sandbox_mode = \"danger-full-access\"\n");
+	inside = xasprintf("touch %s/inside", asc_dir(c));
+	asc_initialize(c);
+	assert_int_equal(exec_default(c, inside), 0);
+	asc_free(c);
+	free(inside);
+
+	c = asc_spawn(NULL);
+	toml = xasprintf("sandbox_mode = \"workspace-write\"\n[sandbox_workspace_write]\n"
+			 "writable_roots = [\"%s/w\"]\nexclude_slash_tmp = true\n"
+			 "exclude_tmpdir_env_var = true\n",
+		asc_dir(c));
+	write_config(c, toml);
+	inside = xasprintf("%s/w", asc_dir(c));
+	assert_int_equal(mkdir(inside, 0700), 0); /* a missing writable root would be skipped */
+	free(inside);
+	inside = xasprintf("touch %s/w/inside", asc_dir(c));
+	outside = xasprintf("touch %s/outside", asc_dir(c));
+	asc_initialize(c);
+	assert_int_equal(exec_default(c, inside), 0);
+	assert_int_not_equal(exec_default(c, outside), 0);
+	asc_free(c);
+	free(toml);
+	free(inside);
+	free(outside);
+}
+
 int
 main(void)
 {
@@ -356,6 +410,7 @@ main(void)
 		cmocka_unit_test(test_account_read),
 		cmocka_unit_test(test_bad_override_refused),
 		cmocka_unit_test(test_invalid_params),
+		cmocka_unit_test(test_exec_default_policy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
