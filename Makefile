@@ -30,7 +30,7 @@ HARNESS  := $(sort $(filter-out $(INT_SRC),$(wildcard tests/integration/*.c)))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_LIB := $(sort $(wildcard bench/lib/*.c))
 HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
-HDRS     := $(wildcard protocol/*.h sandbox/*.h server/*.h tests/integration/*.h bench/lib/*.h)
+HDRS     := $(wildcard protocol/*.h sandbox/*.h server/*.h tests/unit/*.h tests/integration/*.h bench/lib/*.h)
 
 # $(call objs,DIR,SOURCES)
 objs = $(patsubst %.c,$(1)/obj/%.o,$(2))

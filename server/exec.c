@@ -368,7 +368,7 @@ handle_command_exec(struct rpc *r, struct rpc_req *req, json_t *params)
 			(long long)timeout_ms);
 		return;
 	}
-	if (!json_is_object(policy))
+	if (policy == NULL || json_is_null(policy)) /* neither a policy nor a profile */
 		policy = dflt = exec_default_policy();
 	if (sandbox_policy_check(policy, &env_extra, &why) != 0) {
 		rpc_reply_error(req, RPC_INVALID_REQUEST, why, NULL);
