@@ -99,6 +99,8 @@ json_t *pschema_type(const char *expr, char **cause);
 json_t *pschema_def(const struct pdef *d, char **cause);
 /* An object {Name: schema} of every definition. */
 json_t *pschema_definitions(char **cause);
+/* An object {Name: schema} of the definitions named (as keys) in `names`. */
+json_t *pschema_defs_of(const json_t *names, char **cause);
 /* Add to `names` (an object used as a set) every definition reachable from def `name`. */
 int pschema_closure(const char *name, json_t *names, char **cause);
 /* Every file of the schema tree: an object {relative path: document}. */

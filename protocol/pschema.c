@@ -368,3 +368,21 @@ pschema_closure(const char *name, json_t *names, char **cause)
 	}
 	return 0;
 }
+
+/* An object {Name: schema} of the definitions named (as keys) in `names`. */
+json_t *
+pschema_defs_of(const json_t *names, char **cause)
+{
+	json_t *defs = json_object(), *one, *t;
+	const char *name;
+
+	json_object_foreach((json_t *)names, name, t)
+	{
+		if ((one = pschema_def(pdef_find(name), cause)) == NULL) {
+			json_decref(defs);
+			return NULL;
+		}
+		json_object_set_new(defs, name, one);
+	}
+	return defs;
+}

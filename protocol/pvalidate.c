@@ -29,26 +29,17 @@ pvalidate_cmp(const void *a, const void *b)
 static json_t *
 pvalidate_defs(char **cause)
 {
-	json_t *names = json_object(), *defs = json_object(), *one, *t;
+	json_t *names = json_object(), *defs = NULL;
 	const struct pmethod *m;
-	const char *name;
 
 	for (m = pmethods; m->method != NULL; m++)
 		if (m->kind == PM_REQUEST && m->params != NULL &&
 			pschema_closure(m->params, names, cause) != 0)
-			goto fail;
-	json_object_foreach(names, name, t)
-	{
-		if ((one = pschema_def(pdef_find(name), cause)) == NULL)
-			goto fail;
-		json_object_set_new(defs, name, one);
-	}
+			goto out;
+	defs = pschema_defs_of(names, cause);
+out:
 	json_decref(names);
 	return defs;
-fail:
-	json_decref(names);
-	json_decref(defs);
-	return NULL;
 }
 
 struct pvalidate *

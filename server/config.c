@@ -138,30 +138,20 @@ config_merge(json_t *dst, const json_t *src)
 static const struct jsv_node *
 config_schema(char **cause)
 {
-	json_t *names, *defs, *one, *t, *doc;
-	const char *name;
+	json_t *names, *defs, *doc;
 
-	if (config_jsv != NULL)
-		return jsv_lookup(config_jsv, "#/definitions/Config");
-	names = json_object();
-	defs = json_object();
-	if (pschema_closure("Config", names, cause) != 0)
-		goto fail;
-	json_object_foreach(names, name, t)
-	{
-		if ((one = pschema_def(pdef_find(name), cause)) == NULL)
-			goto fail;
-		json_object_set_new(defs, name, one);
+	if (config_jsv == NULL) {
+		names = json_object();
+		defs = pschema_closure("Config", names, cause) == 0 ? pschema_defs_of(names, cause)
+								    : NULL;
+		json_decref(names);
+		if (defs == NULL)
+			return NULL;
+		doc = json_pack("{s:o}", "definitions", defs);
+		config_jsv = jsv_compile(doc, cause);
+		json_decref(doc);
 	}
-	json_decref(names);
-	doc = json_pack("{s:o}", "definitions", defs);
-	config_jsv = jsv_compile(doc, cause);
-	json_decref(doc);
 	return config_jsv != NULL ? jsv_lookup(config_jsv, "#/definitions/Config") : NULL;
-fail:
-	json_decref(names);
-	json_decref(defs);
-	return NULL;
 }
 
 /* Free a provider. */
