@@ -288,6 +288,18 @@ model_status_failed(struct model_req *r, const struct http_result *res)
 	json_decref(body);
 }
 
+/* The request never got an HTTP answer: retry, or fail as a connect error. */
+static void
+model_connect_failed(struct model_req *r, const struct http_result *res)
+{
+	struct model_error e = {.retry_after_ms = -1, .kind = MODEL_ERR_CONNECT};
+	char *msg = xasprintf("error sending request for url (%s): %s", res->url, res->error);
+
+	e.message = msg;
+	model_retry_or_fail(r, &e, 0, 1);
+	free(msg);
+}
+
 /* http done: the attempt ended; decide what it means. */
 static void
 model_xfer_done(void *arg, const struct http_result *res)
@@ -295,16 +307,11 @@ model_xfer_done(void *arg, const struct http_result *res)
 	struct model_req *r = arg;
 	struct model_error e = {.retry_after_ms = -1};
 	struct model_event ev = {0};
-	char *msg = NULL;
 	int verdict;
 
 	r->xfer = NULL;
 	if (res->connect_failed) {
-		e.kind = MODEL_ERR_CONNECT;
-		msg = xasprintf("error sending request for url (%s): %s", res->url, res->error);
-		e.message = msg;
-		model_retry_or_fail(r, &e, 0, 1);
-		free(msg);
+		model_connect_failed(r, res);
 		return;
 	}
 	if (res->status != 0 && (res->status < 200 || res->status > 299)) {
@@ -318,11 +325,7 @@ model_xfer_done(void *arg, const struct http_result *res)
 		return;
 	}
 	if (res->curl_code != 0 && res->status == 0) {
-		e.kind = MODEL_ERR_CONNECT;
-		msg = xasprintf("error sending request for url (%s): %s", res->url, res->error);
-		e.message = msg;
-		model_retry_or_fail(r, &e, 0, 1);
-		free(msg);
+		model_connect_failed(r, res);
 		return;
 	}
 	if (res->curl_code == 0 && model_dec_finish(&r->dec) != 0) {
