@@ -349,10 +349,13 @@ static const struct penum web_search_provider[] = {{"standalone"}, {"search_mcp"
 	"\"required\": [\"granular\"], \"title\": \"GranularAskForApproval\", \"type\": "          \
 	"\"object\"}]}"
 
-#define REASONING_SUMMARY_SCHEMA                                                                   \
-	"{\"oneOf\": [{\"enum\": [\"auto\", \"concise\", \"detailed\"], \"type\": \"string\"}, "   \
-	"{\"description\": \"Option to disable reasoning summaries.\", \"enum\": [\"none\"], "     \
-	"\"type\": \"string\"}]}"
+static const struct penum reasoning_summary[] = {
+	{"auto"},
+	{"concise"},
+	{"detailed"},
+	{"none", "Option to disable reasoning summaries."},
+	{NULL},
+};
 
 /* --- configWarning ---------------------------------------------------------------------- */
 
@@ -456,9 +459,8 @@ const struct pdef pdefs_config[] = {
 	{.name = "ForcedChatgptWorkspaceIds", .kind = PD_ALIAS, .alias = "string|string[]"},
 	{.name = "ForcedLoginMethod", .kind = PD_ENUM, .values = forced_login_method},
 	{.name = "ReasoningSummary",
-		.kind = PD_ALIAS,
-		.alias = "string",
-		.schema = REASONING_SUMMARY_SCHEMA,
+		.kind = PD_ENUM,
+		.values = reasoning_summary,
 		.doc = "A summary of the reasoning performed by the model: auto, concise, "
 		       "detailed, or none."},
 	{.name = "SandboxMode", .kind = PD_ENUM, .values = sandbox_mode},

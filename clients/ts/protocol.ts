@@ -582,7 +582,7 @@ export type ForcedLoginMethod = "chatgpt" | "api";
 /**
  * A summary of the reasoning performed by the model: auto, concise, detailed, or none.
  */
-export type ReasoningSummary = string;
+export type ReasoningSummary = "auto" | "concise" | "detailed" | "none";
 
 export type SandboxMode = "read-only" | "workspace-write" | "danger-full-access";
 

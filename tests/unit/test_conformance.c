@@ -376,17 +376,19 @@ shape(const json_t *s)
 		} else if (strcmp(k, "allOf") == 0 && json_array_size(v) == 1) {
 			merge(out, shape(json_array_get(v, 0)));
 		} else if (strcmp(k, "oneOf") == 0) {
-			/* Documented enums are oneOf of one-value enums: the same set of values. */
+			/*
+			 * Documented enums are oneOf of string enums (one value each, or a group of
+			 * undocumented values): the same set of values.
+			 */
 			enums = 1;
 			one = json_array();
 			json_array_foreach(v, i, b)
 			{
-				if (json_array_size(json_object_get(b, "enum")) != 1 ||
+				if (json_array_size(json_object_get(b, "enum")) == 0 ||
 					json_object_get(b, "properties") != NULL)
 					enums = 0;
 				else
-					json_array_append(
-						one, json_array_get(json_object_get(b, "enum"), 0));
+					json_array_extend(one, json_object_get(b, "enum"));
 			}
 			if (enums) {
 				json_object_set_new(out, "enum", sorted(one));
