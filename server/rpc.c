@@ -378,10 +378,14 @@ rpc_line(struct rpc *r, const char *line, size_t len, int oversized)
 				"Invalid request: id must be a string or an integer", NULL);
 		else
 			rpc_request(r, msg, json_string_value(method), id);
-	} else if (rpc_id_ok(id) &&
-		(json_object_get(msg, "result") != NULL || json_object_get(msg, "error") != NULL))
-		rpc_client_response(r, id);
-	else
+	} else if (json_object_get(msg, "result") != NULL ||
+		json_object_get(msg, "error") != NULL) {
+		/* A response is never answered; one without a usable id cannot be matched. */
+		if (rpc_id_ok(id))
+			rpc_client_response(r, id);
+		else
+			log_warn("response without a usable id ignored");
+	} else
 		rpc_send_error(r, rpc_id_ok(id) ? id : NULL, RPC_INVALID_REQUEST,
 			"Invalid request: missing field `method`", NULL);
 out:
