@@ -186,6 +186,18 @@ exec_cstr(const json_t *s)
 	return v != NULL && strlen(v) == json_string_length(s) ? v : NULL;
 }
 
+/* Drop every entry of e[0..n) named by the first kl bytes of k. */
+static void
+exec_env_unset(char **e, size_t n, const char *k, size_t kl)
+{
+	for (size_t j = 0; j < n; j++) {
+		if (e[j] != NULL && strncmp(e[j], k, kl) == 0 && e[j][kl] == '=') {
+			free(e[j]);
+			e[j] = NULL;
+		}
+	}
+}
+
 /* The child's environment: ours, with the overrides applied (null unsets). */
 static char **
 exec_env(const json_t *env, const char *extra, const char **bad)
@@ -203,24 +215,22 @@ exec_env(const json_t *env, const char *extra, const char **bad)
 		e[i] = xstrdup(environ[i]);
 	json_object_foreach((json_t *)env, k, v)
 	{
-		size_t kl = strlen(k), j;
+		size_t kl = strlen(k);
 
 		if (kl == 0 || strchr(k, '=') != NULL ||
 			(json_is_string(v) && exec_cstr(v) == NULL)) {
 			*bad = k;
 			goto fail;
 		}
-		for (j = 0; j < n; j++) {
-			if (e[j] != NULL && strncmp(e[j], k, kl) == 0 && e[j][kl] == '=') {
-				free(e[j]);
-				e[j] = NULL;
-			}
-		}
+		exec_env_unset(e, n, k, kl);
 		if (json_is_string(v))
 			e[n++] = xasprintf("%s=%s", k, json_string_value(v));
 	}
-	if (extra != NULL)
+	if (extra != NULL) {
+		/* The sandbox's variable wins over an inherited or requested one. */
+		exec_env_unset(e, n, extra, strcspn(extra, "="));
 		e[n++] = xstrdup(extra);
+	}
 	/* Close the gaps left by unset variables. */
 	for (i = 0, cap = 0; i < n; i++)
 		if (e[i] != NULL)

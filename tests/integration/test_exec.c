@@ -69,8 +69,7 @@ test_sandbox_policies(void **state)
 	struct asc *c = xt_ready_opts(&o);
 	json_t *p, *m;
 
-	/* No policy means ours (readOnly), run by the sandbox (tests/integration/test_sandbox.c).
-	 */
+	/* No policy: the configured one, readOnly here (the sandbox: test_sandbox_fs/_sys.c). */
 	p = xt_sh("echo ran; echo x > /tmp/app-server-test-exec-ro 2>/dev/null || echo ro");
 	json_object_del(p, "sandboxPolicy");
 	xt_exec_expect(c, p, asc_timeout(T_REPLY), 0, "ran\nro\n", NULL);
@@ -99,6 +98,13 @@ test_sandbox_policies(void **state)
 		xt_with(xt_sh(probe),
 			"{'sandboxPolicy':{'type':'externalSandbox','networkAccess':'enabled'}}"),
 		asc_timeout(T_REPLY), 0, "unset", "");
+	/* ... and wins over a requested value: the child sees exactly one, "1". */
+	xt_exec_expect(c,
+		xt_with(xt_sh("env | grep -c '^CODEX_SANDBOX_NETWORK_DISABLED='; printf %s "
+			      "\"$CODEX_SANDBOX_NETWORK_DISABLED\""),
+			"{'sandboxPolicy':{'type':'externalSandbox'},"
+			"'env':{'CODEX_SANDBOX_NETWORK_DISABLED':'0'}}"),
+		asc_timeout(T_REPLY), 0, "1\n1", "");
 	xt_exec_expect(c, xt_sh(probe), asc_timeout(T_REPLY), 0, "unset", "");
 	asc_free(c);
 }
