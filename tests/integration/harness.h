@@ -84,6 +84,10 @@ void asc_close_stdout(struct asc *c);
 /* Wait for the daemon to exit, reading its output meanwhile; 0 and the wait status, or -1. */
 int asc_wait_exit(struct asc *c, int timeout_ms, int *status);
 
+/* Send a line and return the next message (the caller frees it); fails the test on timeout. */
+json_t *asc_roundtrip(struct asc *c, const char *line, int timeout_ms);
+/* Assert an error with this code, exact message (NULL: any) and raw id text (NULL: null). */
+void asc_expect_error(const json_t *msg, int code, const char *message, const char *id_text);
 /* Assert msg is an error with this code whose message contains `part` (NULL: any). */
 void asc_assert_error(const json_t *msg, int code, const char *part);
 /* Assert msg is a success response and return its result (borrowed). */

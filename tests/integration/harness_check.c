@@ -313,3 +313,31 @@ asc_fd_count(pid_t pid)
 	closedir(d);
 	return n;
 }
+
+/* Send a line and return the next message (the caller frees it); fails the test on timeout. */
+json_t *
+asc_roundtrip(struct asc *c, const char *line, int timeout_ms)
+{
+	json_t *m;
+
+	assert_int_equal(asc_send_line(c, line), 0);
+	if ((m = asc_next(c, timeout_ms)) == NULL)
+		fail_msg("no answer to: %s", line);
+	return m;
+}
+
+/* Assert an error with this code, exact message (NULL: any) and raw id text (NULL: null). */
+void
+asc_expect_error(const json_t *msg, int code, const char *message, const char *id_text)
+{
+	char *got;
+
+	asc_assert_error(msg, code, NULL);
+	if (message != NULL)
+		assert_string_equal(json_string_value(json_object_get(
+					    json_object_get(msg, "error"), "message")),
+			message);
+	got = json_dumps(json_object_get(msg, "id"), JSON_ENCODE_ANY | JSON_COMPACT);
+	assert_string_equal(got, id_text != NULL ? id_text : "null");
+	free(got);
+}

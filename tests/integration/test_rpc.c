@@ -26,34 +26,8 @@
 
 #define T_REPLY 5000 /* ms for one answer */
 
-/* Send a raw line and return the next message, which must arrive. */
-static json_t *
-roundtrip(struct asc *c, const char *line)
-{
-	json_t *m;
-
-	assert_int_equal(asc_send_line(c, line), 0);
-	if ((m = asc_next(c, asc_timeout(T_REPLY))) == NULL)
-		fail_msg("no answer to: %s", line);
-	return m;
-}
-
-/* Assert an error answer with this code, exact message (NULL: any) and id (NULL: null). */
-static void
-expect_error(json_t *m, int code, const char *message, const char *id_text)
-{
-	json_t *id = json_object_get(m, "id");
-	char *got;
-
-	asc_assert_error(m, code, NULL);
-	if (message != NULL)
-		assert_string_equal(
-			json_string_value(json_object_get(json_object_get(m, "error"), "message")),
-			message);
-	got = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
-	assert_string_equal(got, id_text != NULL ? id_text : "null");
-	free(got);
-}
+/* A line sent and the next message taken (the caller frees it). */
+#define roundtrip(c, line) asc_roundtrip((c), (line), asc_timeout(T_REPLY))
 
 /* Send a raw line and expect an error answer (code, id text) to come next. */
 static void
@@ -61,7 +35,7 @@ line_error(struct asc *c, const char *line, int code, const char *id_text)
 {
 	json_t *m = roundtrip(c, line);
 
-	expect_error(m, code, NULL, id_text);
+	asc_expect_error(m, code, NULL, id_text);
 	json_decref(m);
 }
 
@@ -155,7 +129,7 @@ test_double_initialize(void **state)
 		id = asc_request(c, "initialize",
 			json_pack("{s:{s:s, s:s}}", "clientInfo", "name", "again", "version", "1"));
 		m = asc_wait_response(c, id, asc_timeout(T_REPLY));
-		expect_error(m, -32600, "Already initialized", i == 0 ? "2" : "3");
+		asc_expect_error(m, -32600, "Already initialized", i == 0 ? "2" : "3");
 		json_decref(m);
 	}
 	asc_free(c);
@@ -169,11 +143,11 @@ test_not_initialized(void **state)
 
 	m = roundtrip(c,
 		"{\"id\":0,\"method\":\"command/exec/terminate\",\"params\":{\"processId\":\"p\"}}");
-	expect_error(m, -32600, "Not initialized", "0");
+	asc_expect_error(m, -32600, "Not initialized", "0");
 	json_decref(m);
 	m = roundtrip(c,
 		"{\"id\":\"s\",\"method\":\"command/exec\",\"params\":{\"command\":[\"true\"]}}");
-	expect_error(m, -32600, "Not initialized", "\"s\"");
+	asc_expect_error(m, -32600, "Not initialized", "\"s\"");
 	json_decref(m);
 	/* The refusals did not spoil the handshake. */
 	asc_initialize(c);
@@ -190,7 +164,7 @@ test_malformed_json(void **state)
 
 	for (int i = 0; bad[i] != NULL; i++) {
 		m = roundtrip(c, bad[i]);
-		expect_error(m, -32700, NULL, NULL);
+		asc_expect_error(m, -32700, NULL, NULL);
 		json_decref(m);
 	}
 	/* Invalid UTF-8 is not JSON either. */
@@ -256,7 +230,7 @@ test_unknown_method(void **state)
 	json_t *m;
 
 	m = roundtrip(c, "{\"id\":1,\"method\":\"no/such/method\",\"params\":{}}");
-	expect_error(m, -32601, NULL, "1");
+	asc_expect_error(m, -32601, NULL, "1");
 	asc_assert_error(m, -32601, "no/such/method");
 	json_decref(m);
 	asc_initialize(c);
@@ -327,7 +301,7 @@ test_invalid_client_name(void **state)
 	m = roundtrip(c,
 		"{\"id\":1,\"method\":\"initialize\",\"params\":{\"clientInfo\":{\"name\":"
 		"\"bad\\rname\",\"version\":\"1\"}}}");
-	expect_error(m, -32600,
+	asc_expect_error(m, -32600,
 		"Invalid clientInfo.name: 'bad\rname'. Must be a valid HTTP header value.", "1");
 	json_decref(m);
 	/* Not initialized by the refusal. */

@@ -17,34 +17,8 @@
 
 #define T_REPLY 5000 /* ms for one answer */
 
-/* Send a line and take the next message. */
-static json_t *
-roundtrip(struct asc *c, const char *line)
-{
-	json_t *m;
-
-	assert_int_equal(asc_send_line(c, line), 0);
-	if ((m = asc_next(c, asc_timeout(T_REPLY))) == NULL)
-		fail_msg("no answer to: %s", line);
-	return m;
-}
-
-/* An error with this code (and message, and raw id text; NULL: any / null). */
-static void
-expect_error(json_t *m, int code, const char *message, const char *id_text)
-{
-	json_t *id = json_object_get(m, "id");
-	char *got;
-
-	asc_assert_error(m, code, NULL);
-	if (message != NULL)
-		assert_string_equal(
-			json_string_value(json_object_get(json_object_get(m, "error"), "message")),
-			message);
-	got = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
-	assert_string_equal(got, id_text != NULL ? id_text : "null");
-	free(got);
-}
+/* A line sent and the next message taken (the caller frees it). */
+#define roundtrip(c, line) asc_roundtrip((c), (line), asc_timeout(T_REPLY))
 
 /* A line of `len` bytes: a valid initialize request padded with an ignored field. */
 static char *
@@ -81,7 +55,7 @@ test_line_limit_and_resync(void **state)
 	free(line);
 	m = asc_next(c, asc_timeout(T_REPLY));
 	assert_non_null(m);
-	expect_error(m, -32600, NULL, NULL);
+	asc_expect_error(m, -32600, NULL, NULL);
 	json_decref(m);
 	/* Resynchronised at the next newline: the next request is answered normally. */
 	assert_int_equal(asc_sync(c, asc_timeout(T_REPLY)), 0);
@@ -101,7 +75,7 @@ test_line_limit_and_resync(void **state)
 	for (int i = 0; i < 3; i++) {
 		m = asc_next(c, asc_timeout(T_REPLY));
 		assert_non_null(m);
-		expect_error(m, -32600, NULL, NULL);
+		asc_expect_error(m, -32600, NULL, NULL);
 		json_decref(m);
 	}
 	assert_int_equal(asc_sync(c, asc_timeout(T_REPLY)), 0);
@@ -129,7 +103,7 @@ test_default_line_limit(void **state)
 	free(line);
 	m = asc_next(c, asc_timeout(10000));
 	assert_non_null(m);
-	expect_error(m, -32600, NULL, NULL);
+	asc_expect_error(m, -32600, NULL, NULL);
 	json_decref(m);
 	assert_int_equal(asc_sync(c, asc_timeout(T_REPLY)), 0);
 	print_message("65 MiB line refused and resynced in %lld ms, daemon VmRSS %ld KiB\n",
