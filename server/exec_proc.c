@@ -34,32 +34,85 @@ exec_loop(const struct exec_proc *p)
 	return rpc_loop(p->table->rpc);
 }
 
-/* Send one outputDelta, base64-encoding straight into the output queue. */
+/*
+ * One outputDelta line, built in the output queue while its bytes are read: each read's
+ * bytes are base64-encoded at once (whole 3-byte groups; the 0-2 left over wait at the start
+ * of the scratch buffer for the next read). Encoding between reads lets the kernel refill a
+ * PTY's small read buffer meanwhile, instead of stalling it for a whole frame's encoding.
+ */
+struct exec_frame {
+	char *start, *w, *end; /* the reservation, where the next base64 goes; start NULL: none */
+	size_t have;	       /* decoded bytes in the frame, carried ones included */
+	size_t carry;	       /* bytes at the start of the scratch buffer not yet encoded */
+};
+
+#define EXEC_FRAME_TAIL 96 /* room for the line's end: capReached, the timestamp */
+
+/*
+ * Room for n more decoded bytes and the line's end. The first reservation fits the first
+ * read, so small outputs stay small in the queue; a frame that grows asks once for the rest
+ * of a full frame (the same memory when the queue's block has room, else a copy).
+ */
 static void
-exec_delta(struct exec_proc *p, struct exec_stream *s, const char *data, size_t n, int cap)
+exec_frame_room(struct exec_proc *p, struct exec_frame *f, size_t n)
+{
+	size_t used = (size_t)(f->w - f->start), want;
+	char *at;
+
+	if ((size_t)(f->end - f->w) >= base64_encoded_len(n + 2) + EXEC_FRAME_TAIL)
+		return;
+	want = used + base64_encoded_len(EXEC_FRAME - f->have + 2) + EXEC_FRAME_TAIL;
+	at = outq_reserve(rpc_outq(p->table->rpc), want);
+	if (at != f->start)
+		memcpy(at, f->start, used);
+	f->start = at;
+	f->w = at + used;
+	f->end = at + want;
+}
+
+static void
+exec_frame_open(struct exec_proc *p, struct exec_stream *s, struct exec_frame *f, size_t n)
 {
 	static const char head[] =
 		"{\"method\":\"command/exec/outputDelta\",\"params\":{\"processId\":";
-	struct outq *q = rpc_outq(p->table->rpc);
-	const char *stream = s->stderr_ ? "stderr" : "stdout";
-	char tail[96], *start, *w;
-	size_t idlen = strlen(p->id_json), b64 = base64_encoded_len(n), tl;
+	size_t idlen = strlen(p->id_json),
+	       want = sizeof head - 1 + idlen + 40 + base64_encoded_len(n + 2) + EXEC_FRAME_TAIL;
 
-	if (!p->notify)
-		return;
-	tl = (size_t)snprintf(tail, sizeof tail, "\",\"capReached\":%s},\"emittedAtMs\":%lld}\n",
+	f->start = f->w = outq_reserve(rpc_outq(p->table->rpc), want);
+	f->end = f->start + want;
+	memcpy(f->w, head, sizeof head - 1);
+	f->w += sizeof head - 1;
+	memcpy(f->w, p->id_json, idlen);
+	f->w += idlen;
+	f->w += snprintf(f->w, 40, ",\"stream\":\"%s\",\"deltaBase64\":\"",
+		s->stderr_ ? "stderr" : "stdout");
+	f->have = f->carry = 0;
+}
+
+/* Add n bytes read into buf + f->carry (buf is the scratch buffer). */
+static void
+exec_frame_add(struct exec_frame *f, char *buf, size_t n)
+{
+	size_t all = f->carry + n, whole = all - all % 3;
+
+	base64_encode(buf, whole, f->w);
+	f->w += base64_encoded_len(whole);
+	f->carry = all - whole;
+	memmove(buf, buf + whole, f->carry);
+	f->have += n;
+}
+
+/* Finish the line (the carried bytes, capReached, the timestamp) and queue it. */
+static void
+exec_frame_send(struct exec_proc *p, struct exec_frame *f, const char *buf, int cap)
+{
+	base64_encode(buf, f->carry, f->w);
+	f->w += base64_encoded_len(f->carry);
+	f->w += snprintf(f->w, EXEC_FRAME_TAIL, "\",\"capReached\":%s},\"emittedAtMs\":%lld}\n",
 		cap ? "true" : "false", rpc_now_ms());
-	start = w = outq_reserve(q, sizeof head - 1 + idlen + 40 + b64 + tl);
-	memcpy(w, head, sizeof head - 1);
-	w += sizeof head - 1;
-	memcpy(w, p->id_json, idlen);
-	w += idlen;
-	w += snprintf(w, 40, ",\"stream\":\"%s\",\"deltaBase64\":\"", stream);
-	base64_encode(data, n, w);
-	w += b64;
-	memcpy(w, tail, tl);
-	w += tl;
-	outq_commit(q, (size_t)(w - start));
+	outq_commit(rpc_outq(p->table->rpc), (size_t)(f->w - f->start));
+	f->start = NULL;
+	f->have = f->carry = 0;
 }
 
 /* Keep what fits under the cap; remember that bytes were dropped. */
@@ -139,8 +192,9 @@ static int
 exec_stream_read(struct exec_proc *p, struct exec_stream *s)
 {
 	char *buf = p->table->scratch;
-	size_t have = 0, keep;
-	int eof = 0, frames = 0, reads = 0;
+	struct exec_frame f = {0};
+	int eof = 0, frames = 0, reads = 0, deltas = p->streaming && p->notify;
+	size_t keep;
 	ssize_t n;
 
 	while (reads++ < 16) { /* bounded: let the other fds have a turn */
@@ -148,7 +202,7 @@ exec_stream_read(struct exec_proc *p, struct exec_stream *s)
 			s->paused = 1;
 			break;
 		}
-		n = read(s->fd, buf + have, EXEC_FRAME - have);
+		n = read(s->fd, buf + f.carry, EXEC_FRAME - f.have);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno != EAGAIN)
@@ -162,21 +216,23 @@ exec_stream_read(struct exec_proc *p, struct exec_stream *s)
 			exec_capture(s, buf, keep);
 			continue;
 		}
-		have += keep;
+		if (!deltas || (keep == 0 && (s->cap_sent || !s->dropped)))
+			continue; /* nothing to add, and no capReached to tell */
+		if (f.start == NULL)
+			exec_frame_open(p, s, &f, keep);
+		exec_frame_room(p, &f, keep);
+		exec_frame_add(&f, buf, keep);
 		if (s->dropped && !s->cap_sent) {
-			exec_delta(p, s, buf, have, 1);
+			exec_frame_send(p, &f, buf, 1);
 			s->cap_sent = 1;
-			have = 0;
-		}
-		if (have == EXEC_FRAME) {
-			exec_delta(p, s, buf, have, 0);
-			have = 0;
+		} else if (f.have == EXEC_FRAME) {
+			exec_frame_send(p, &f, buf, 0);
 			if (++frames == 4)
 				break;
 		}
 	}
-	if (have > 0)
-		exec_delta(p, s, buf, have, 0);
+	if (f.start != NULL)
+		exec_frame_send(p, &f, buf, 0);
 	return eof;
 }
 

@@ -74,6 +74,69 @@ test_streaming_bytes_and_frames(void **state)
 	asc_free(c);
 }
 
+/* Bytes with no newline (a PTY turns "\n" into "\r\n"), from a fixed LCG. */
+static void
+gen_no_newline(char *out, size_t off, size_t n)
+{
+	unsigned long long x;
+
+	for (size_t i = 0; i < n; i++) {
+		x = (off + i + 1) * 6364136223846793005ULL + 1442695040888963407ULL;
+		out[i] = (char)(x >> 56);
+		if (out[i] == '\n')
+			out[i] = 'N';
+	}
+}
+
+/*
+ * Reads of every size mod 3, each encoded as it arrives: a writer cuts the bytes into
+ * chunks of 1, 2, 4, 5, 3, 7, 4096, 4097, 65535, 65537 and 131071 bytes with pauses, so the
+ * daemon sees short reads, reads that end mid base64 group, and reads that fill a frame.
+ * Every byte must come back in order, over a pipe and over a PTY, in frames of at most 64 KiB.
+ */
+static void
+test_streaming_odd_reads(void **state)
+{
+	static const char writer[] =
+		"import os, sys, time\n"
+		"d = open(sys.argv[1], 'rb').read()\n"
+		"sizes = [1, 2, 4, 5, 3, 7, 4096, 4097, 65535, 65537, 131071]\n"
+		"i = k = 0\n"
+		"while i < len(d):\n"
+		"    n = sizes[k % len(sizes)]\n"
+		"    b = memoryview(d)[i:i + n]\n"
+		"    while b:\n"
+		"        b = b[os.write(1, b):]\n"
+		"    i += n\n"
+		"    k += 1\n"
+		"    if k % 3 == 0:\n"
+		"        time.sleep(0.002)\n";
+	struct asc *c = xt_ready();
+	size_t n = 800000, len;
+	char *file = xt_make_file(c, "odd", n, gen_no_newline), *body = xt_read_file(file, &len);
+	struct xt_run r;
+	int tty;
+
+	for (tty = 0; tty < 2; tty++) {
+		r = (struct xt_run){.name = tty ? "odd-tty" : "odd-pipe"};
+		r.id = asc_request(c, "command/exec",
+			xt_with(xt_argv_params("python3", "-c", writer, file, NULL),
+				"{'processId':'%s','streamStdoutStderr':true,'tty':%s}", r.name,
+				tty ? "true" : "false"));
+		xt_run_collect(c, &r, asc_timeout(30000));
+		xt_run_expect_exit(&r, 0);
+		if (r.s[0].len != n || memcmp(r.s[0].p, body, n) != 0)
+			fail_msg("%s: %zu of %zu bytes, or other bytes", r.name, r.s[0].len, n);
+		if (r.max_frame > 65536)
+			fail_msg("%s: a frame of %zu bytes", r.name, r.max_frame);
+		print_message("%s: %zu deltas, largest %zu bytes\n", r.name, r.frames, r.max_frame);
+		xt_run_free(&r);
+	}
+	free(body);
+	free(file);
+	asc_free(c);
+}
+
 static void
 test_slow_output_prompt(void **state)
 {
@@ -517,6 +580,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_streaming_bytes_and_frames),
+		cmocka_unit_test(test_streaming_odd_reads),
 		cmocka_unit_test(test_slow_output_prompt),
 		cmocka_unit_test(test_stdin_pipe),
 		cmocka_unit_test(test_pty),
