@@ -21,7 +21,12 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "base64.h"
 #include "xmalloc.h"
@@ -185,6 +190,76 @@ base64_decode_tail(
 	return 0;
 }
 
+#if defined(__x86_64__)
+/* Bytes of v within [lo, hi] (both below 0x80) as 0xff, others 0. */
+__attribute__((target("avx2"))) static inline __m256i
+b64_in_range(__m256i v, char lo, char hi)
+{
+	return _mm256_and_si256(_mm256_cmpgt_epi8(v, _mm256_set1_epi8((char)(lo - 1))),
+		_mm256_cmpgt_epi8(_mm256_set1_epi8((char)(hi + 1)), v));
+}
+
+/*
+ * Decode 32 symbols into 24 bytes per step while every byte is a symbol; returns how many
+ * input bytes it decoded (a multiple of 32, at most n). The scalar loop takes over from
+ * there, so errors are found and worded by one piece of code.
+ * Per step: check the ranges A-Z a-z 0-9 + /; add each byte's offset to its value (looked
+ * up by high nibble, '/' moved to its own slot); pack pairs of 6-bit values into 12 bits
+ * (maddubs), pairs of those into 24 (madd); pick the three low bytes of each 32-bit lane in
+ * big-endian order, then the six used lanes side by side.
+ */
+__attribute__((target("avx2"))) static size_t
+b64_decode_avx2(const uint8_t *s, size_t n, uint8_t *d)
+{
+	const __m256i roll = _mm256_setr_epi8(0, 16, 19, 4, -65, -65, -71, -71, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 16, 19, 4, -65, -65, -71, -71, 0, 0, 0, 0, 0, 0, 0, 0);
+	const __m256i pick = _mm256_setr_epi8(2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1,
+		-1, 2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1);
+	const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7);
+	const __m256i slash = _mm256_set1_epi8('/'), nib = _mm256_set1_epi8(0x0f);
+	__m256i v, ok, hi, val, w;
+	size_t i;
+
+	for (i = 0; i + 32 <= n; i += 32) {
+		v = _mm256_loadu_si256((const __m256i *)(s + i));
+		ok = _mm256_or_si256(
+			_mm256_or_si256(b64_in_range(v, 'A', 'Z'), b64_in_range(v, 'a', 'z')),
+			_mm256_or_si256(b64_in_range(v, '0', '9'),
+				_mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('+')),
+					_mm256_cmpeq_epi8(v, slash))));
+		if ((uint32_t)_mm256_movemask_epi8(ok) != 0xffffffffu)
+			break;
+		hi = _mm256_and_si256(_mm256_srli_epi32(v, 4), nib);
+		hi = _mm256_add_epi8(hi, _mm256_cmpeq_epi8(v, slash)); /* '/': slot 1 */
+		val = _mm256_add_epi8(v, _mm256_shuffle_epi8(roll, hi));
+		w = _mm256_maddubs_epi16(val, _mm256_set1_epi32(0x01400140));
+		w = _mm256_madd_epi16(w, _mm256_set1_epi32(0x00011000));
+		w = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(w, pick), lanes);
+		_mm_storeu_si128((__m128i *)d, _mm256_castsi256_si128(w));
+		_mm_storel_epi64((__m128i *)(d + 16), _mm256_extracti128_si256(w, 1));
+		d += 24;
+	}
+	return i;
+}
+
+static int b64_avx2 = -1; /* unknown yet */
+
+/* The body's bytes decoded by the vector loop, when the CPU has one. */
+static size_t
+b64_decode_fast(const uint8_t *s, size_t n, uint8_t *d)
+{
+	if (b64_avx2 < 0)
+		b64_avx2 = __builtin_cpu_supports("avx2") && getenv("APP_SERVER_NO_AVX2") == NULL;
+	return b64_avx2 ? b64_decode_avx2(s, n, d) : 0;
+}
+#else
+static size_t
+b64_decode_fast(const uint8_t *s, size_t n, uint8_t *d)
+{
+	return 0;
+}
+#endif
+
 /* Decode n characters strictly into out (base64_decoded_max(n) bytes); 0 or -EINVAL. */
 int
 base64_decode(const char *in, size_t n, void *out, size_t *outlen, char **cause)
@@ -202,7 +277,9 @@ base64_decode(const char *in, size_t n, void *out, size_t *outlen, char **cause)
 	body = n - rem;
 	if (rem == 0)
 		body = body >= 4 ? body - 4 : 0;
-	for (i = 0; i < body; i += 4) {
+	i = b64_decode_fast(s, body, d);
+	d += i / 4 * 3;
+	for (; i < body; i += 4) {
 		a = b64_values[s[i]];
 		b = b64_values[s[i + 1]];
 		c = b64_values[s[i + 2]];
