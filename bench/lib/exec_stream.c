@@ -301,19 +301,23 @@ bench_stream_pty(const struct bench_exec_opts *o, struct bench_report *rep)
 {
 	static const struct bench_stream zero = {"pty_zero", 1, 0};
 	struct bench_raw_run x;
+	double raw[2] = {-1, -1}, via = -1;
 
 	/* Raw PTY speed swings with where the kernel's flip-buffer worker runs: measure it
-	 * before and after the daemon's run. */
+	 * before and after the daemon's run, and compare the run with those two. */
 	for (int i = 0; i < 2; i++) {
 		if (i == 1)
-			bench_stream_run(o, rep, &zero, zero.name, o->bytes, 0);
-		bench_raw(o->bytes, 1, &x);
+			via = bench_stream_run(o, rep, &zero, zero.name, o->bytes, 0);
+		raw[i] = bench_raw(o->bytes, 1, &x);
 		bench_raw_figs(rep, "pty_raw", &x,
 			"openpty, head -c N /dev/zero on the slave, master read here; run before "
 			"and after each tty:true run");
 		if (x.got != o->bytes)
 			bench_fail(rep, "pty_raw", "short read", 0);
 	}
+	if (raw[0] > 0 && raw[1] > 0 && via > 0)
+		bench_val(rep, "pty_vs_raw_paired", 200 * via / (raw[0] + raw[1]), "%", '>', 80,
+			"each tty:true run / the mean of the raw runs just before and after it");
 }
 
 /* tty:true against the raw PTY, from the medians (each run alone is too noisy). */
