@@ -6,6 +6,10 @@
  * is the hot path of streaming child output, so it must stay far above the
  * daemon's own throughput.
  *
+ * The decoder's body runs 32 symbols per step with AVX2 where the CPU has it
+ * (APP_SERVER_NO_AVX2=1 turns that off); anything unusual goes to the
+ * byte-at-a-time loop, which alone decides and words errors.
+ *
  * The decoder accepts exactly what upstream's Rust base64 crate accepts with
  * its STANDARD engine (canonical padding required, no trailing bits, no
  * whitespace) and reports the first error in the same order and wording:
