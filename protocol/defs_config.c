@@ -337,7 +337,8 @@ static const struct penum web_search_mode[] = {
 	{"disabled"}, {"cached"}, {"indexed"}, {"live"}, {NULL}};
 static const struct penum web_search_provider[] = {{"standalone"}, {"search_mcp"}, {NULL}};
 
-/* A mixed oneOf (strings or a {granular} object) the tables cannot express. */
+/* A mixed oneOf (strings or a {granular} object) the tables cannot express; the TypeScript
+ * type is derived from it. */
 #define ASK_FOR_APPROVAL_SCHEMA                                                                    \
 	"{\"oneOf\": [{\"enum\": [\"untrusted\", \"on-request\", \"never\"], \"type\": "           \
 	"\"string\"}, {\"additionalProperties\": false, \"properties\": {\"granular\": "           \
@@ -394,7 +395,6 @@ const struct pdef pdefs_config[] = {
 	{.name = "ModelUpgradeInfo", .kind = PD_STRUCT, .fields = model_upgrade_info},
 	{.name = "ReasoningEffort",
 		.kind = PD_ALIAS,
-		.alias = "string",
 		.schema = "{\"minLength\": 1, \"type\": \"string\"}",
 		.doc = "A non-empty reasoning effort value advertised by the model."},
 	{.name = "ReasoningEffortOption", .kind = PD_STRUCT, .fields = reasoning_effort_option},
@@ -432,10 +432,7 @@ const struct pdef pdefs_config[] = {
 		.kind = PD_STRUCT,
 		.fields = analytics_config,
 		.schema = "{\"additionalProperties\": true}"},
-	{.name = "AskForApproval",
-		.kind = PD_ALIAS,
-		.alias = "string|{any}",
-		.schema = ASK_FOR_APPROVAL_SCHEMA},
+	{.name = "AskForApproval", .kind = PD_ALIAS, .schema = ASK_FOR_APPROVAL_SCHEMA},
 	{.name = "ApprovalsReviewer",
 		.kind = PD_ENUM,
 		.values = approvals_reviewer,

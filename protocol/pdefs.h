@@ -56,8 +56,8 @@ struct pdef {
 	/*
 	 * JSON text for what the tables cannot say. PD_STRUCT/ENUM/UNION: keywords merged over
 	 * the generated schema (e.g. {"additionalProperties": true}). PD_ALIAS: the whole schema
-	 * (e.g. a oneOf mixing strings and objects); `alias` then only gives the TypeScript type
-	 * and must not name definitions the schema does not reach.
+	 * (e.g. a oneOf mixing strings and objects), with `alias` NULL; the TypeScript type is
+	 * then derived from this schema, and it must not $ref other definitions.
 	 */
 	const char *schema;
 };

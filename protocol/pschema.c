@@ -256,7 +256,7 @@ pschema_def(const struct pdef *d, char **cause)
 		s = pschema_union(d, cause);
 		break;
 	case PD_ALIAS:
-		s = pschema_type(d->alias, cause);
+		s = d->alias != NULL ? pschema_type(d->alias, cause) : json_object();
 		break;
 	}
 	s = pschema_raw(d, s, cause);
@@ -362,7 +362,7 @@ pschema_closure(const char *name, json_t *names, char **cause)
 				return -1;
 		return 0;
 	case PD_ALIAS:
-		return pschema_closure_expr(d->alias, names, cause);
+		return d->alias != NULL ? pschema_closure_expr(d->alias, names, cause) : 0;
 	case PD_ENUM:
 		return 0;
 	}

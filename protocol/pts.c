@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "pdefs.h"
 #include "texpr.h"
 #include "xmalloc.h"
@@ -72,6 +74,115 @@ pts_type(struct pts *ts, const char *expr)
 	texpr_free(t);
 }
 
+static void pts_json(struct pts *ts, const json_t *s);
+
+/* The members of a oneOf/anyOf, or the values of an enum, joined with " | ". */
+static void
+pts_json_union(struct pts *ts, const json_t *parts, int literals)
+{
+	size_t i;
+	char *lit;
+
+	for (i = 0; i < json_array_size(parts); i++) {
+		if (i > 0)
+			fputs(" | ", ts->f);
+		if (!literals) {
+			pts_json(ts, json_array_get(parts, i));
+			continue;
+		}
+		lit = json_dumps(json_array_get(parts, i), JSON_ENCODE_ANY);
+		fputs(lit != NULL ? lit : "never", ts->f);
+		free(lit);
+	}
+}
+
+/* An object schema: its properties (optional unless required), or a map. */
+static void
+pts_json_object(struct pts *ts, const json_t *s)
+{
+	const json_t *props = json_object_get(s, "properties"), *req, *extra, *v;
+	const char *name, *sep = "";
+	size_t i;
+	int required;
+
+	extra = json_object_get(s, "additionalProperties");
+	if (json_object_size(props) == 0) {
+		fputs("{ [key in string]?: ", ts->f);
+		if (json_is_object(extra))
+			pts_json(ts, extra);
+		else
+			fputs("JsonValue", ts->f);
+		fputs(" }", ts->f);
+		return;
+	}
+	req = json_object_get(s, "required");
+	fputs("{ ", ts->f);
+	json_object_foreach((json_t *)props, name, v)
+	{
+		required = 0;
+		for (i = 0; i < json_array_size(req); i++)
+			required |= strcmp(json_string_value(json_array_get(req, i)), name) == 0;
+		fprintf(ts->f, "%s%s%s: ", sep, name, required ? "" : "?");
+		pts_json(ts, v);
+		sep = "; ";
+	}
+	fputs(" }", ts->f);
+}
+
+/* The TypeScript type a (raw) schema describes; JsonValue for what it does not narrow. */
+static void
+pts_json(struct pts *ts, const json_t *s)
+{
+	const json_t *type = json_object_get(s, "type"), *x;
+	const char *t = json_string_value(type), *ref;
+
+	if ((x = json_object_get(s, "oneOf")) != NULL || (x = json_object_get(s, "anyOf")) != NULL)
+		pts_json_union(ts, x, 0);
+	else if ((x = json_object_get(s, "enum")) != NULL)
+		pts_json_union(ts, x, 1);
+	else if ((ref = json_string_value(json_object_get(s, "$ref"))) != NULL)
+		fputs(strrchr(ref, '/') != NULL ? strrchr(ref, '/') + 1 : ref, ts->f);
+	else if (t != NULL &&
+		(strcmp(t, "string") == 0 || strcmp(t, "boolean") == 0 || strcmp(t, "null") == 0))
+		fputs(t, ts->f);
+	else if (t != NULL && (strcmp(t, "integer") == 0 || strcmp(t, "number") == 0))
+		fputs("number", ts->f);
+	else if (t != NULL && strcmp(t, "array") == 0) {
+		fputs("Array<", ts->f);
+		if ((x = json_object_get(s, "items")) != NULL)
+			pts_json(ts, x);
+		else
+			fputs("JsonValue", ts->f);
+		fputs(">", ts->f);
+	} else if (t != NULL && strcmp(t, "object") == 0)
+		pts_json_object(ts, s);
+	else
+		fputs("JsonValue", ts->f);
+}
+
+/* A PD_ALIAS given as raw schema text: its type, the oneOf members one per line. */
+static void
+pts_raw_alias(struct pts *ts, const struct pdef *d)
+{
+	json_t *s = json_loads(d->schema, 0, NULL), *parts = json_object_get(s, "oneOf");
+
+	if (s == NULL) {
+		if (ts->cause == NULL)
+			ts->cause = xasprintf("%s: bad schema text", d->name);
+		return;
+	}
+	if (parts == NULL) {
+		fputs(" ", ts->f);
+		pts_json(ts, s);
+	}
+	for (size_t i = 0; i < json_array_size(parts); i++) {
+		fputs("\n  | ", ts->f);
+		pts_json(ts, json_array_get(parts, i));
+	}
+	fputs(";\n", ts->f);
+	json_decref(s);
+}
+
 /* A doc comment, each line prefixed; nothing for NULL. */
 static void
 pts_doc(struct pts *ts, const char *doc, const char *indent)
@@ -131,6 +242,10 @@ pts_def(const struct pdef *d, void *arg)
 		fputs(";\n", ts->f);
 		break;
 	case PD_ALIAS:
+		if (d->alias == NULL) {
+			pts_raw_alias(ts, d);
+			break;
+		}
 		fputs(" ", ts->f);
 		pts_type(ts, d->alias);
 		fputs(";\n", ts->f);

@@ -526,7 +526,9 @@ export type AnalyticsConfig = {
   enabled?: boolean | null;
 };
 
-export type AskForApproval = string | { [key in string]?: JsonValue };
+export type AskForApproval =
+  | "untrusted" | "on-request" | "never"
+  | { granular: { mcp_elicitations: boolean; request_permissions?: boolean; rules: boolean; sandbox_approval: boolean; skill_approval?: boolean } };
 
 /**
  * Who approval requests are routed to for review (default `user`).
