@@ -1,8 +1,9 @@
 /*
  * Tests for protocol/jsonschema*.c as a whole: schemas that must be refused
  * (with where and why), jsv_lookup, documents reached through the loader, and
- * real messages against upstream's reference schema (set
- * APP_SERVER_NO_REFERENCE=1 to skip those when it is absent). Keyword-level
+ * real messages against upstream's reference schema (../shared/reference/...,
+ * or $APP_SERVER_REFERENCE_SCHEMA; APP_SERVER_NO_REFERENCE=1 skips those when
+ * it is absent). Keyword-level
  * tables are in test_jsonschema.c.
  *
  * JSON in the tables is written with ' for " (no JSON here needs a ').
@@ -23,8 +24,21 @@
 #include "jsonschema_util.h"
 #include "xmalloc.h"
 
-#define REFERENCE_DIR  "/work/shared/reference/codex-app-server-schema"
-#define REFERENCE_FILE REFERENCE_DIR "/codex_app_server_protocol.schemas.json"
+#define REFERENCE_DEFAULT "../shared/reference/codex-app-server-schema"
+#define REFERENCE_BUNDLE  "codex_app_server_protocol.schemas.json"
+
+static char reference_file[4096];
+
+/* $APP_SERVER_REFERENCE_SCHEMA, else ../shared/... beside the repository (tests run from it). */
+static const char *
+reference_dir(void)
+{
+	const char *dir = getenv("APP_SERVER_REFERENCE_SCHEMA");
+
+	dir = dir != NULL && *dir != '\0' ? dir : REFERENCE_DEFAULT;
+	snprintf(reference_file, sizeof reference_file, "%s/%s", dir, REFERENCE_BUNDLE);
+	return dir;
+}
 
 /* Schemas that must be refused, with where and why. */
 static void
@@ -170,13 +184,17 @@ reference_load(void)
 {
 	const char *no = getenv("APP_SERVER_NO_REFERENCE");
 	json_error_t jerr;
-	json_t *doc = json_load_file(REFERENCE_FILE, 0, &jerr);
+	json_t *doc;
+
+	reference_dir();
+	doc = json_load_file(reference_file, 0, &jerr);
 
 	if (doc == NULL && no != NULL && strcmp(no, "1") == 0)
 		return NULL;
 	if (doc == NULL)
-		fail_msg("cannot load %s: %s (set APP_SERVER_NO_REFERENCE=1 to skip)",
-			REFERENCE_FILE, jerr.text);
+		fail_msg("cannot load %s: %s (set APP_SERVER_REFERENCE_SCHEMA, or "
+			 "APP_SERVER_NO_REFERENCE=1 to skip)",
+			reference_file, jerr.text);
 	return doc;
 }
 
@@ -216,7 +234,7 @@ test_reference(void **state)
 	struct jsv *jsv;
 
 	if (doc == NULL) {
-		print_message("APP_SERVER_NO_REFERENCE=1 and %s absent: skipped\n", REFERENCE_FILE);
+		print_message("APP_SERVER_NO_REFERENCE=1 and %s absent: skipped\n", reference_file);
 		skip();
 	}
 	jsv = jsv_compile(doc, &cause);
@@ -263,7 +281,8 @@ test_reference(void **state)
 static void
 test_reference_files(void **state)
 {
-	static const char *dirs[] = {REFERENCE_DIR, REFERENCE_DIR "/v1", REFERENCE_DIR "/v2"};
+	static const char *subs[] = {"", "/v1", "/v2"};
+	char *dirs[3];
 	struct dirent *d;
 	json_error_t jerr;
 	json_t *doc;
@@ -276,6 +295,8 @@ test_reference_files(void **state)
 	if ((doc = reference_load()) == NULL)
 		skip();
 	json_decref(doc);
+	for (i = 0; i < nitems(dirs); i++)
+		dirs[i] = xasprintf("%s%s", reference_dir(), subs[i]);
 	for (i = 0; i < nitems(dirs); i++) {
 		if ((dir = opendir(dirs[i])) == NULL)
 			fail_msg("cannot open %s", dirs[i]);
@@ -294,6 +315,7 @@ test_reference_files(void **state)
 			free(path);
 		}
 		closedir(dir);
+		free(dirs[i]);
 	}
 	assert_true(files > 100);
 }
