@@ -1,7 +1,8 @@
 /*
  * bench_exec: command/exec through the app-server binary over pipes, as a client would. Prints
  * one line per figure (name, value, unit, goal, ok or MISS), or one JSON document with --json.
- * Each part runs --repeat times (a new daemon each time); a figure is the median of the runs,
+ * Each part runs --repeat times (the pty part --pty-repeat times, 7 by default: raw PTY speed
+ * swings between runs on a VM), a new daemon each time; a figure is the median of the runs,
  * with [min-max] in its note.
  *
  *   base64      this machine's base64 encode and decode speed (64 KiB frames), for context
@@ -285,7 +286,8 @@ bench_pattern(struct bench_exec_opts *o)
 }
 
 static const char bench_usage[] =
-	"usage: bench_exec [--bin PATH] [--arg ARG]... [--only LIST] [--repeat N] [--execs N]\n"
+	"usage: bench_exec [--bin PATH] [--arg ARG]... [--only LIST] [--repeat N] [--pty-repeat N]\n"
+	"                  [--execs N]\n"
 	"                  [--bytes N] [--slow-bytes N] [--slow-rate MB/s] [--concurrent N]\n"
 	"                  [--many N] [--sleep S] [--pipe-size N] [--timeout S] [--count-only]\n"
 	"                  [--json] [--verbose]\n"
@@ -293,6 +295,7 @@ static const char bench_usage[] =
 	"  --arg        an argument passed to it (repeat; e.g. --arg app-server for upstream codex)\n"
 	"  --only       any of base64,roundtrip,pipe,pty,concurrent,slow (default: all)\n"
 	"  --repeat     runs of each part; figures are medians (3)\n"
+	"  --pty-repeat runs of the pty part (7): raw PTY speed swings between runs on a VM\n"
 	"  --execs      sequential `true` execs per run (1000)\n"
 	"  --bytes      bytes streamed per pipe/pty run, K/M/G suffixes (400M)\n"
 	"  --slow-bytes bytes streamed to the slow client (200M)\n"
@@ -315,6 +318,7 @@ main(int argc, char **argv)
 		{"pipe", BENCH_PIPE}, {"pty", BENCH_PTY}, {"concurrent", BENCH_CONC},
 		{"slow", BENCH_SLOW}, {NULL, 0}};
 	struct bench_exec_opts o = {.repeat = 3,
+		.pty_repeat = 7,
 		.execs = 1000,
 		.bytes = 400LL << 20,
 		.slow_bytes = 200LL << 20,
@@ -328,10 +332,10 @@ main(int argc, char **argv)
 		{"--count-only", .flag = &o.count_only},
 		{"--only", .mask = &o.only, .parts = parts}, {"--bytes", .bytes = &o.bytes},
 		{"--slow-bytes", .bytes = &o.slow_bytes}, {"--pipe-size", .size = &o.t.pipe_size},
-		{"--repeat", .count = &o.repeat}, {"--execs", .count = &o.execs},
-		{"--slow-rate", .num = &o.slow_rate}, {"--concurrent", .count = &o.concurrent},
-		{"--many", .count = &o.many}, {"--sleep", .num = &o.sleep},
-		{"--timeout", .num = &o.timeout}};
+		{"--repeat", .count = &o.repeat}, {"--pty-repeat", .count = &o.pty_repeat},
+		{"--execs", .count = &o.execs}, {"--slow-rate", .num = &o.slow_rate},
+		{"--concurrent", .count = &o.concurrent}, {"--many", .count = &o.many},
+		{"--sleep", .num = &o.sleep}, {"--timeout", .num = &o.timeout}};
 	struct bench_report rep = {.values = 1, .width = {30, 12, 5, 20}};
 	char home[] = "/tmp/bench_exec.XXXXXX", load_start[64], load_end[64];
 	int status = 2, r;
@@ -345,12 +349,13 @@ main(int argc, char **argv)
 	}
 	bench_load(load_start, sizeof load_start);
 	if (!o.json)
-		printf("bench_exec: %s (CODEX_HOME=%s), %ld run%s per part, load %s\n", o.t.bin,
-			home, o.repeat, o.repeat == 1 ? "" : "s", load_start);
+		printf("bench_exec: %s (CODEX_HOME=%s), %ld run%s per part (pty: %ld), load %s\n",
+			o.t.bin, home, o.repeat, o.repeat == 1 ? "" : "s", o.pty_repeat,
+			load_start);
 	for (int p = 0; p < BENCH_PARTS; p++) {
 		if ((o.only & (1u << p)) == 0)
 			continue;
-		for (long i = 0; i < o.repeat; i++)
+		for (long i = 0; i < ((1u << p) == BENCH_PTY ? o.pty_repeat : o.repeat); i++)
 			runs[p](&o, &rep);
 		if ((1u << p) == BENCH_PTY)
 			bench_stream_pty_ratio(&rep);

@@ -23,6 +23,7 @@
 struct bench_exec_opts {
 	struct bench_target t;
 	long repeat;
+	long pty_repeat; /* runs of the pty part */
 	long execs;
 	long long bytes;
 	long long slow_bytes;
