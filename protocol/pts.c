@@ -120,8 +120,11 @@ pts_json_object(struct pts *ts, const json_t *s)
 	json_object_foreach((json_t *)props, name, v)
 	{
 		required = 0;
-		for (i = 0; i < json_array_size(req); i++)
-			required |= strcmp(json_string_value(json_array_get(req, i)), name) == 0;
+		for (i = 0; i < json_array_size(req); i++) {
+			const char *r = json_string_value(json_array_get(req, i));
+
+			required |= r != NULL && strcmp(r, name) == 0;
+		}
 		fprintf(ts->f, "%s%s%s: ", sep, name, required ? "" : "?");
 		pts_json(ts, v);
 		sep = "; ";
