@@ -42,7 +42,7 @@ PY_TYPES := clients/python/app_server_client/protocol.py
 # $(call objs,DIR,SOURCES)
 objs = $(patsubst %.c,$(1)/obj/%.o,$(2))
 
-.PHONY: all build-all check-layout clients-test run test deps schema schema-check unit integration suite san-test bench install clean format format-check
+.PHONY: all build-all check-layout clients-test run test deps reference bare-check schema schema-check unit integration suite san-test bench install clean format format-check
 
 all: $(BUILD)/app-server $(BUILD)/app-client
 
@@ -143,6 +143,18 @@ schema-check: $(BUILD)/app-server
 	@echo "schema-check: schema/, $(TS_TYPES) and $(PY_TYPES) are fresh"
 
 # --- tests ------------------------------------------------------------------------------------
+# Upstream's reference material (its schema, its recorded rollouts): ../shared in CI, else
+# generated with the npm package, else the checks needing it are skipped and counted
+# (scripts/reference.sh writes $(BUILD)/reference.env; the suites below source it).
+REFENV = set -a && . ./$(BUILD)/reference.env && set +a &&
+
+reference:
+	@BUILD=$(BUILD) sh scripts/reference.sh
+
+# A clone without ../shared: skips counted, never a red run for it, never a silent pass.
+bare-check: $(BUILD)/app-server $(UNIT_BINS) $(INT_BINS)
+	@BUILD=$(BUILD) sh tests/bare/check.sh
+
 # The TypeScript and Python clients' suites against the real binary (npm ci only when
 # node_modules is missing: the dev dependencies, typescript and @types/node).
 clients-test: $(BUILD)/app-server
@@ -156,28 +168,28 @@ clients-test: $(BUILD)/app-server
 # Everything the tests and benchmarks run, built without running anything.
 build-all: all $(UNIT_BINS) $(INT_BINS) $(HELPER_BINS) $(BENCH_BINS) $(BUILD)/suite-runner
 
-unit: $(UNIT_BINS) $(HELPER_BINS)
-	@sh tests/run-all.sh unit $(UNIT_BINS)
-	@APP_SERVER_NO_AVX2=1 sh tests/run-all.sh unit-scalar-base64 $(BUILD)/tests/protocol/test_base64
+unit: reference $(UNIT_BINS) $(HELPER_BINS)
+	@$(REFENV) sh tests/run-all.sh unit $(UNIT_BINS)
+	@$(REFENV) APP_SERVER_NO_AVX2=1 sh tests/run-all.sh unit-scalar-base64 $(BUILD)/tests/protocol/test_base64
 
 suite: $(BUILD)/suite-runner
 	./$(BUILD)/suite-runner tests/schema_suite/skipped.txt
 
-integration: $(BUILD)/app-server $(INT_BINS) $(HELPER_BINS)
-	@APP_SERVER_BIN=$(BUILD)/app-server sh tests/run-all.sh integration $(INT_BINS)
+integration: reference $(BUILD)/app-server $(INT_BINS) $(HELPER_BINS)
+	@$(REFENV) APP_SERVER_BIN=$(BUILD)/app-server sh tests/run-all.sh integration $(INT_BINS)
 
-san-test: $(SAN)/app-server $(SAN_UNIT_BINS) $(INT_BINS) $(HELPER_BINS)
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+san-test: reference $(SAN)/app-server $(SAN_UNIT_BINS) $(INT_BINS) $(HELPER_BINS)
+	@$(REFENV) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		sh tests/run-all.sh san-unit $(SAN_UNIT_BINS)
-	@APP_SERVER_NO_AVX2=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	@$(REFENV) APP_SERVER_NO_AVX2=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		sh tests/run-all.sh san-unit-scalar-base64 $(SAN)/tests/protocol/test_base64
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	@$(REFENV) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		APP_SERVER_BIN=$(SAN)/app-server APP_SERVER_SANITIZED=1 sh tests/run-all.sh san-integration $(INT_BINS)
 
 test: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory format-check check-layout schema-check
-	@$(MAKE) --no-print-directory unit suite integration clients-test
+	@$(MAKE) --no-print-directory unit suite bare-check integration clients-test
 	@$(MAKE) --no-print-directory san-test
 	@echo "make test: all suites passed"
 

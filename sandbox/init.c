@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox_int.h"
@@ -60,6 +61,14 @@ init_cause(void *arg, int step, int err)
 	if (step < SBX_STEP_OP || (size_t)(step - SBX_STEP_OP) >= sb->nops)
 		return NULL;
 	op = &sb->ops[step - SBX_STEP_OP];
+	if (op->kind == SBX_OP_PROTECT)
+		return xasprintf("sandbox setup failed: protected path %s changed during setup: "
+				 "%s; refusing to run",
+			op->path,
+			err == ESTALE		? "it was replaced"
+				: err == ENOENT ? "it was removed"
+				: err == EBUSY	? "it kept changing"
+						: strerror(err));
 	if (err == ESTALE)
 		return xasprintf("sandbox setup failed: writable root %s changed during setup: it "
 				 "was replaced",
@@ -138,13 +147,17 @@ init_close_others(struct sandbox *sb)
 	unsigned keep[2 * SBX_MAX_OPS + 2], n = 0, i, j, t, from = 0;
 	struct sbx_op *op;
 
-	for (i = 0; i < sb->nops && n + 2 < sizeof keep / sizeof keep[0]; i++) {
+	for (i = 0; i < sb->nops && n + 4 < sizeof keep / sizeof keep[0]; i++) {
 		op = &sb->ops[i];
 		if (op->pdir >= 0)
 			keep[n++] = (unsigned)op->pdir;
 		if (op->lock >= 0)
 			keep[n++] = (unsigned)op->lock;
 	}
+	if (sb->guard >= 0)
+		keep[n++] = (unsigned)sb->guard;
+	if (sb->errfd >= 0)
+		keep[n++] = (unsigned)sb->errfd;
 	for (i = 1; i < n; i++) /* insertion sort: a handful of fds */
 		for (j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
 			t = keep[j];
@@ -173,6 +186,11 @@ static void __attribute__((noreturn)) init_run(struct sandbox *sb, const sigset_
 			continue; /* EINTR */
 		if (sig == SPAWN_SUPERVISOR_KILL)
 			break;
+		if (sig == SIGIO) {
+			if (sb->guard >= 0 && guard_breached(sb, sb->guard, 0))
+				break; /* a protected path lost its cover: fail closed, now */
+			continue;
+		}
 		if (sig != SIGCHLD) {
 			kill(sb->cmd, sig);
 			continue;
@@ -183,6 +201,9 @@ static void __attribute__((noreturn)) init_run(struct sandbox *sb, const sigset_
 			code = WIFEXITED(status)      ? WEXITSTATUS(status)
 				: WIFSIGNALED(status) ? 128 + WTERMSIG(status)
 						      : 1;
+			/* Uncovered before the SIGIO was seen: still not a success. */
+			if (sb->guard >= 0 && guard_breached(sb, sb->guard, 1))
+				code = 128 + SIGKILL;
 			goto teardown;
 		}
 	}
@@ -248,7 +269,22 @@ init_child_hook(void *arg)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SPAWN_SUPERVISOR_KILL);
+	sigaddset(&set, SIGIO);
 	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (sb->pause_ms > 0) {
+		struct timespec ts = {sb->pause_ms / 1000, (long)(sb->pause_ms % 1000) * 1000000};
+
+		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+			;
+	}
+	/* Watch the protected names first, then look at them: no change falls in between. */
+	if ((err = guard_watch(sb)) != 0) {
+		err = SBX_ERR(SBX_STEP_PROTECT, err);
+		goto fail;
+	}
+	if ((err = guard_verify(sb)) != 0)
+		goto fail;
+	sb->errfd = fcntl(2, F_DUPFD_CLOEXEC, 3);
 	if (sb->fault == SBX_STEP_INIT)
 		pid = -1, errno = EPERM;
 	else

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -80,6 +81,8 @@ static const struct {
 	{"/dev/pts", LL_FS_RW | LL_FS_IOCTL_DEV},
 };
 
+static int ll_errno; /* what the probe's landlock_create_ruleset failed with */
+
 /* The kernel's Landlock ABI (capped to what we know), probed once; 0 without Landlock. */
 int
 landlock_abi(void)
@@ -90,8 +93,73 @@ landlock_abi(void)
 	if (abi >= 0)
 		return abi;
 	v = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+	ll_errno = v < 0 ? errno : 0;
 	abi = v < 0 ? 0 : v > LL_MAX_ABI ? LL_MAX_ABI : (int)v;
 	return abi;
+}
+
+/* Whether a seccomp filter is on this process (/proc/self/status "Seccomp: 2"). */
+static int
+landlock_filtered(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+	int mode = -1;
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "Seccomp: %d", &mode) == 1)
+			break;
+	fclose(f);
+	return mode == 2;
+}
+
+/*
+ * Why Landlock is missing, from the probe's errno: the kernel's answers are ENOSYS (not built
+ * in), EOPNOTSUPP (built in, not enabled at boot); a syscall filter of a container runtime
+ * answers EPERM (or ENOSYS), and then the kernel may well have Landlock. Empty with Landlock.
+ */
+const char *
+landlock_why(void)
+{
+	static char why[400];
+	const char *filter = landlock_filtered() ? "; this process runs under a seccomp filter, "
+						   "which may be what answers"
+						 : "";
+	int e;
+
+	if (landlock_abi() > 0)
+		return "";
+	e = ll_errno;
+	switch (e) {
+	case ENOSYS:
+		snprintf(why, sizeof why,
+			"landlock_create_ruleset failed with ENOSYS: the kernel was built without "
+			"Landlock (CONFIG_SECURITY_LANDLOCK)%s",
+			filter);
+		break;
+	case EOPNOTSUPP:
+		snprintf(why, sizeof why,
+			"landlock_create_ruleset failed with EOPNOTSUPP: Landlock is built into the "
+			"kernel but disabled at boot (add landlock to the lsm= kernel parameter)%s",
+			filter);
+		break;
+	case EPERM:
+	case EACCES:
+		snprintf(why, sizeof why,
+			"landlock_create_ruleset failed with %s: a syscall filter blocks it (a "
+			"container runtime's seccomp profile, systemd-nspawn); the kernel itself may "
+			"have Landlock: allow landlock_create_ruleset, landlock_add_rule and "
+			"landlock_restrict_self%s",
+			strerrorname_np(e), filter);
+		break;
+	default:
+		snprintf(why, sizeof why, "landlock_create_ruleset failed with %s (%s)%s",
+			strerrorname_np(e) != NULL ? strerrorname_np(e) : "an unknown errno",
+			strerror(e), filter);
+	}
+	return why;
 }
 
 /* Every file system right this ABI handles. */

@@ -510,7 +510,15 @@ mounts_protect(struct sbx_op *op, int empty)
 		if ((err = mounts_setattr(src, "", 1,
 			     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)) != 0)
 			goto out;
-		err = mounts_move(src, sfd, "");
+		if (fstat(src, &st) == -1) {
+			err = errno;
+			goto out;
+		}
+		if ((err = mounts_move(src, sfd, "")) == 0) {
+			op->mounted = 1; /* guard.c makes sure it stays */
+			op->mdev = st.st_dev;
+			op->mino = st.st_ino;
+		}
 		goto out;
 	}
 	err = EBUSY;
@@ -552,6 +560,8 @@ mounts_op(struct sandbox *sb, size_t i, int empty)
 	case SBX_OP_PROTECT:
 		if ((err = mounts_protect(op, empty)) < 0)
 			return SBX_ERR(SBX_STEP_OP + (int)i, -err);
+		if (err == ENOENT || err == EBUSY) /* removed, or kept changing, while we looked */
+			return SBX_ERR(SBX_STEP_OP + (int)i, err);
 		if (err != 0)
 			return SBX_ERR(SBX_STEP_PROTECT, err);
 		break;

@@ -79,6 +79,20 @@ sandbox_fault(void)
 	return -1;
 }
 
+/*
+ * APP_SERVER_SANDBOX_PAUSE_MS: the init sleeps this long (at most 10 s) between the mounts
+ * and the last look at the protected paths, so the tests can change them during setup. It
+ * only delays a sandbox, never weakens one.
+ */
+static unsigned
+sandbox_pause_ms(void)
+{
+	const char *v = getenv("APP_SERVER_SANDBOX_PAUSE_MS");
+	unsigned long ms = v != NULL ? strtoul(v, NULL, 10) : 0;
+
+	return ms > 10000 ? 10000 : (unsigned)ms;
+}
+
 /* Prepare a sandbox for p; 0 (with *out NULL when none is needed), or -1 and *cause. */
 int
 sandbox_prepare(const struct policy *p, const char *cwd, unsigned spawn_flags, struct sandbox **out,
@@ -95,8 +109,11 @@ sandbox_prepare(const struct policy *p, const char *cwd, unsigned spawn_flags, s
 	memset(&pl, 0, sizeof pl);
 	sb = xcalloc(1, sizeof *sb);
 	sb->fault = sandbox_fault();
+	sb->pause_ms = sandbox_pause_ms();
 	sb->net = p->net;
 	sb->ruleset = -1;
+	sb->guard = -1;
+	sb->errfd = -1;
 	sb->netns_fd = -1;
 	if (filter_program(p->net, &sb->filter, cause) != 0)
 		goto fail;
@@ -107,8 +124,7 @@ sandbox_prepare(const struct policy *p, const char *cwd, unsigned spawn_flags, s
 	}
 	sb->mode = SBX_MODE_NS;
 	if ((sb->ll_abi = landlock_abi()) < 1) {
-		*cause = xstrdup("sandbox setup failed: landlock: this kernel has no Landlock "
-				 "(CONFIG_SECURITY_LANDLOCK, lsm=landlock)");
+		*cause = xasprintf("sandbox setup failed: landlock: %s", landlock_why());
 		goto fail;
 	}
 	if (cwd == NULL)

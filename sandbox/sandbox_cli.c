@@ -220,7 +220,7 @@ sandbox_cli_check(void)
 			s.landlock_abi >= 5 ? ", device ioctls" : "",
 			s.landlock_abi >= 6 ? ", abstract unix socket and signal scopes" : "");
 	else {
-		printf("landlock: no (the kernel has no Landlock: the sandbox cannot run)\n");
+		printf("landlock: no (%s): the sandbox cannot run\n", landlock_why());
 		ok = 0;
 	}
 	sandbox_cli_say("user, mount and pid namespaces", s.userns);

@@ -67,6 +67,10 @@ struct sbx_op {
 	int pdir; /* SBX_OP_PROTECT: the parent directory, kept for the cleanup */
 	int lock; /* SBX_OP_PROTECT: shared flock on a protected directory */
 	int made; /* SBX_OP_PROTECT: we created the placeholder */
+	/* SBX_OP_PROTECT: the read-only tree we bound on it (guard.c checks it stays). */
+	int mounted;
+	dev_t mdev;
+	ino_t mino;
 	/*
 	 * What the child must find again (item of docs/sandbox.md "Failing closed"): the
 	 * bound path itself (SBX_OP_RW) or a protected path's parent directory, and its
@@ -93,10 +97,11 @@ struct sandbox {
 	unsigned long clone_flags;
 	int netns_fd; /* the shared empty network namespace, or -1 (CLONE_NEWNET then) */
 	const struct sock_fprog *filter;
-	int ll_abi;	/* Landlock ABI in use (>= 1 for SBX_MODE_NS) */
-	int cap_last;	/* highest capability number of this kernel */
-	int fault;	/* step made to fail (APP_SERVER_SANDBOX_FAULT), or -1 */
-	unsigned nproc; /* RLIMIT_NPROC of the command when no cgroup caps it, or 0 */
+	int ll_abi;	   /* Landlock ABI in use (>= 1 for SBX_MODE_NS) */
+	int cap_last;	   /* highest capability number of this kernel */
+	int fault;	   /* step made to fail (APP_SERVER_SANDBOX_FAULT), or -1 */
+	unsigned pause_ms; /* APP_SERVER_SANDBOX_PAUSE_MS: setup waits before its last look */
+	unsigned nproc;	   /* RLIMIT_NPROC of the command when no cgroup caps it, or 0 */
 	char uid_map[32], gid_map[32];
 	char *cwd;	 /* canonical command cwd: chdir there again after the mounts */
 	char **writable; /* Landlock: full rights beneath these */
@@ -105,6 +110,8 @@ struct sandbox {
 	size_t nops;
 	/* Child side. */
 	int ruleset; /* Landlock ruleset built by the init, -1 */
+	int guard;   /* inotify on the protected paths' parents (guard.c), -1 */
+	int errfd;   /* the command's stderr, kept by the init to say why it killed it, -1 */
 	pid_t cmd;   /* the command, in the init's namespace */
 };
 
@@ -148,6 +155,7 @@ void protect_demote(struct plan_make *pl);
 int protect_ops(struct sandbox *sb, struct plan_make *pl);
 /* landlock.c */
 int landlock_abi(void);
+const char *landlock_why(void);
 int landlock_build(struct sandbox *sb);
 int landlock_restrict(struct sandbox *sb);
 /* seccomp.c */
@@ -158,6 +166,10 @@ int caps_last(void);
 int caps_drop(int cap_last);
 /* mounts.c */
 int mounts_view(struct sandbox *sb);
+/* guard.c */
+int guard_verify(struct sandbox *sb);
+int guard_watch(struct sandbox *sb);
+int guard_breached(struct sandbox *sb, int fd, int all);
 void mounts_protect_cleanup(struct sandbox *sb);
 /* init.c */
 int init_child_hook(void *arg);

@@ -8,6 +8,10 @@
  *    symlink in the workspace is refused;
  *  - CODEX_HOME stays read-only, so a command cannot rewrite the daemon's configuration;
  *  - a symlink planted by one command does not widen the next one's writable roots.
+ * And the hardening issue's race (issue 15): an outside process removing a protected name
+ * detaches the sandbox's read-only cover of it (the kernel does that for mounts in other
+ * namespaces), so the command could create it on the host. Before the guard (sandbox/guard.c)
+ * the command below ran on with `.git` gone and `mkdir .git` succeeded.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox_util.h"
@@ -197,6 +202,82 @@ test_planted_symlink(void **state)
 	asc_free(c);
 }
 
+/* Wait until dir/name exists (a sandbox's placeholder appeared on the host). */
+static void
+wait_present(const char *dir, const char *name)
+{
+	for (int i = 0; !sbt_present(dir, name); i++) {
+		if (i == 1000)
+			fail_msg("%s/%s never appeared", dir, name);
+		usleep(10000);
+	}
+}
+
+/* A protected name removed from outside during setup: the request fails, nothing runs. */
+static void
+test_protected_removed_during_setup(void **state)
+{
+	const char *env[] = {"APP_SERVER_SANDBOX_PAUSE_MS=1500", NULL};
+	struct asc *c = sbt_daemon(0, env);
+	char *ws = sbt_mkdir_in(c, "ws"), *git = xasprintf("%s/.git", ws), *want;
+	long long id;
+	json_t *m;
+
+	id = asc_request(c, "command/exec",
+		sbt_sh(ws, "{'sandboxPolicy':{'type':'workspaceWrite'}}",
+			"mkdir .git && echo MADE > .git/made"));
+	wait_present(ws, ".git"); /* the placeholder, during the pause */
+	assert_int_equal(rmdir(git), 0);
+	m = asc_wait_response(c, id, asc_timeout(SBT_REPLY));
+	asc_assert_error(m, -32603, "changed during setup");
+	want = xasprintf("sandbox setup failed: protected path %s changed during setup: it was "
+			 "removed; refusing to run",
+		git);
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(m, "error"), "message")), want);
+	json_decref(m);
+	assert_false(sbt_present(ws, ".git"));
+	free(want);
+	free(git);
+	free(ws);
+	asc_free(c);
+}
+
+/* Removed from outside while the command runs: the whole sandbox is killed at once. */
+static void
+test_protected_removed_while_running(void **state)
+{
+	struct asc *c = sbt_daemon(0, NULL);
+	char *ws = sbt_mkdir_in(c, "ws"), *git = xasprintf("%s/.git", ws), *want;
+	struct timespec t0, t1;
+	json_t *m, *r;
+	long long id;
+
+	id = asc_request(c, "command/exec",
+		sbt_sh(ws, "{'sandboxPolicy':{'type':'workspaceWrite'}}",
+			"sleep 8; mkdir .git && echo MADE"));
+	wait_present(ws, ".git");
+	usleep(200000); /* the command is running */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(rmdir(git), 0);
+	m = asc_wait_response(c, id, asc_timeout(SBT_REPLY));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	r = asc_assert_result(m);
+	assert_int_equal(json_integer_value(json_object_get(r, "exitCode")), 137);
+	want = xasprintf("app-server sandbox: protected path %s was removed or replaced from "
+			 "outside the sandbox: the command was killed",
+		git);
+	if (strstr(json_string_value(json_object_get(r, "stderr")), want) == NULL)
+		fail_msg("stderr: %s", json_string_value(json_object_get(r, "stderr")));
+	assert_true(t1.tv_sec - t0.tv_sec < 5); /* killed, not left to finish its sleep */
+	json_decref(m);
+	assert_false(sbt_present(ws, ".git"));
+	free(want);
+	free(git);
+	free(ws);
+	asc_free(c);
+}
+
 int
 main(void)
 {
@@ -205,6 +286,8 @@ main(void)
 		cmocka_unit_test(test_gitdir_target),
 		cmocka_unit_test(test_codex_home),
 		cmocka_unit_test(test_planted_symlink),
+		cmocka_unit_test(test_protected_removed_during_setup),
+		cmocka_unit_test(test_protected_removed_while_running),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "protocol/base64.h"
+#include "protocol/buf.h"
 #include "sandbox_util.h"
 #include "protocol/xmalloc.h"
 
@@ -446,6 +448,84 @@ test_fail_closed(void **state)
 	asc_free(c);
 }
 
+/* Run argv with stdout and stderr into one string (heap); *status its wait status. */
+static char *
+sys_run(char *const argv[], int *status)
+{
+	struct buf out;
+	char chunk[4096];
+	ssize_t n;
+	pid_t pid;
+	int p[2];
+
+	buf_init(&out, 1 << 20);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	if ((pid = fork()) == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while ((n = read(p[0], chunk, sizeof chunk)) > 0)
+		buf_add(&out, chunk, (size_t)n);
+	close(p[0]);
+	assert_int_equal(waitpid(pid, status, 0), pid);
+	return buf_steal(&out, NULL);
+}
+
+/*
+ * A kernel with Landlock behind a syscall filter is not a kernel without it: --check and the
+ * setup error name the errno and what it means (docs/sandbox.md, "Diagnostics").
+ */
+static void
+test_landlock_diagnostics(void **state)
+{
+	static const char *const cases[][2] = {
+		{"EPERM", "landlock_create_ruleset failed with EPERM: a syscall filter blocks it"},
+		{"EACCES",
+			"landlock_create_ruleset failed with EACCES: a syscall filter blocks it"},
+		{"ENOSYS",
+			"landlock_create_ruleset failed with ENOSYS: the kernel was built without "
+			"Landlock"},
+		{"EOPNOTSUPP",
+			"landlock_create_ruleset failed with EOPNOTSUPP: Landlock is built "
+			"into the kernel but disabled at boot"},
+	};
+	const char *bin = getenv("APP_SERVER_BIN");
+	char *deny, *server, *out, *want;
+	int status;
+
+	deny = realpath("build/helpers/deny-syscall", NULL);
+	server = realpath(bin != NULL ? bin : "build/app-server", NULL);
+	assert_non_null(deny);
+	assert_non_null(server);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *check[] = {deny, (char *)cases[i][0], "landlock_create_ruleset", "--", server,
+			"sandbox", "--check", NULL};
+		char *run[] = {deny, (char *)cases[i][0], "landlock_create_ruleset", "--", server,
+			"sandbox", "--", "/bin/true", NULL};
+
+		out = sys_run(check, &status);
+		want = xasprintf("landlock: no (%s", cases[i][1]);
+		if (strstr(out, want) == NULL || !strstr(out, "runs under a seccomp filter"))
+			fail_msg("%s: sandbox --check says:\n%s", cases[i][0], out);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+		free(want);
+		free(out);
+		/* The error a sandboxed request gets is the same text. */
+		out = sys_run(run, &status);
+		want = xasprintf("sandbox setup failed: landlock: %s", cases[i][1]);
+		if (strstr(out, want) == NULL)
+			fail_msg("%s: sandbox -- true says:\n%s", cases[i][0], out);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+		free(want);
+		free(out);
+	}
+	free(deny);
+	free(server);
+}
+
 /* Find the helper once, from the repository root. */
 static int
 group_setup(void **state)
@@ -484,6 +564,7 @@ main(void)
 		cmocka_unit_test(test_timeout_and_terminate),
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_fail_closed),
+		cmocka_unit_test(test_landlock_diagnostics),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

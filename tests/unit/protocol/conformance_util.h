@@ -25,10 +25,20 @@
 #include "protocol/gen/schema.h"
 #include "protocol/jsonschema/jsonschema.h"
 #include "protocol/xmalloc.h"
+#include "tests/helpers/skip_note.h"
 
 #define REF_DEFAULT "../shared/reference/codex-app-server-schema"
 #define REF_BUNDLE  "codex_app_server_protocol.schemas.json"
 #define INSTANCES   "tests/fixtures/conformance_instances.json"
+
+/* Skip a test that needs the reference, saying so (tests/helpers/skip_note.h). */
+#define CONF_SKIP(what)                                                                            \
+	do {                                                                                       \
+		skip_note(what, 1,                                                                 \
+			skip_note_why(                                                             \
+				"APP_SERVER_NO_REFERENCE_WHY", "APP_SERVER_NO_REFERENCE=1"));      \
+		skip();                                                                            \
+	} while (0)
 /* More instances, one file per protocol area, merged into the table above. */
 static const char *const more_instances[] = {"tests/fixtures/fs/conformance_instances.json",
 	"tests/fixtures/thread/conformance_instances.json"};

@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "protocol/jsonschema/jsonschema.h"
+#include "tests/helpers/skip_note.h"
 #include "jsonschema_util.h"
 #include "protocol/xmalloc.h"
 
@@ -261,7 +262,8 @@ test_reference(void **state)
 	struct jsv *jsv;
 
 	if (doc == NULL) {
-		print_message("APP_SERVER_NO_REFERENCE=1 and %s absent: skipped\n", reference_file);
+		skip_note("test_jsonschema_ref: real messages against upstream's schema", 1,
+			skip_note_why("APP_SERVER_NO_REFERENCE_WHY", "APP_SERVER_NO_REFERENCE=1"));
 		skip();
 	}
 	jsv = jsv_compile(doc, &cause);
@@ -319,8 +321,11 @@ test_reference_files(void **state)
 	int files = 0;
 	DIR *dir;
 
-	if ((doc = reference_load()) == NULL)
+	if ((doc = reference_load()) == NULL) {
+		skip_note("test_jsonschema_ref: upstream's schema files compiled", 1,
+			skip_note_why("APP_SERVER_NO_REFERENCE_WHY", "APP_SERVER_NO_REFERENCE=1"));
 		skip();
+	}
 	json_decref(doc);
 	for (i = 0; i < nitems(dirs); i++)
 		dirs[i] = xasprintf("%s%s", reference_dir(), subs[i]);
