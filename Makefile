@@ -154,6 +154,7 @@ reference:
 # A clone without ../shared: skips counted, never a red run for it, never a silent pass.
 bare-check: $(BUILD)/app-server $(UNIT_BINS) $(INT_BINS)
 	@BUILD=$(BUILD) sh tests/bare/check.sh
+	@sh tests/bare/deps_check.sh
 
 # The TypeScript and Python clients' suites against the real binary (npm ci only when
 # node_modules is missing: the dev dependencies, typescript and @types/node).
