@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@ struct thread_slot {
 };
 
 #define THREAD_IDLE_UNLOAD 1800.0 /* seconds, as upstream's 30 minutes */
+#define THREAD_TRIM_TURNS  256	  /* a resume answer with this many turns trims malloc */
 
 TAILQ_HEAD(thread_slots, thread_slot);
 
@@ -402,6 +404,7 @@ thread_resume_read_cb(void *arg, int r, json_t *thread, const char *cause)
 {
 	struct thread_resume *x = arg;
 	struct store_thread *t = thread_api_loaded(x->s, x->id);
+	int big;
 
 	if (r != 0 || t == NULL) {
 		thread_api_error(x->req, r != 0 ? r : -ENOENT, cause, NULL);
@@ -409,8 +412,12 @@ thread_resume_read_cb(void *arg, int r, json_t *thread, const char *cause)
 		free(x);
 		return;
 	}
+	/* A long history's objects are freed once answered: give their pages back. */
+	big = json_array_size(json_object_get(thread, "turns")) >= THREAD_TRIM_TURNS;
 	rpc_reply(x->req, thread_result(t, thread));
 	free(x);
+	if (big)
+		malloc_trim(0);
 }
 
 static void

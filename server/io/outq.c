@@ -135,6 +135,44 @@ outq_reserve(struct outq *q, size_t n)
 	return b->data;
 }
 
+char *
+outq_regrow(struct outq *q, size_t keep, size_t n)
+{
+	struct outq_block *b = q->tail, *nb;
+	size_t cap;
+
+	if (b != NULL && b->cap - b->end >= n)
+		return b->data + b->end;
+	/* A tail holding nothing committed is ours alone: grow it in place. */
+	if (b != NULL && b->start == b->end && b->end == 0) {
+		nb = xrealloc(b, sizeof *b + n);
+		nb->cap = n;
+		if (q->head == b)
+			q->head = nb;
+		else {
+			struct outq_block *p = q->head;
+
+			while (p->next != b)
+				p = p->next;
+			p->next = nb;
+		}
+		q->tail = nb;
+		return nb->data;
+	}
+	cap = n > OUTQ_BLOCK ? n : OUTQ_BLOCK;
+	nb = xmalloc(sizeof *nb + cap);
+	nb->cap = cap;
+	nb->next = NULL;
+	nb->start = nb->end = 0;
+	if (b != NULL) {
+		memcpy(nb->data, b->data + b->end, keep);
+		b->next = nb;
+	} else
+		q->head = nb;
+	q->tail = nb;
+	return nb->data;
+}
+
 static void
 outq_update(struct outq *q)
 {

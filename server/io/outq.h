@@ -19,6 +19,11 @@ void outq_free(struct outq *q);
 
 /* Contiguous room for n bytes at the tail; write into it, then outq_commit. */
 char *outq_reserve(struct outq *q, size_t n);
+/*
+ * Make the last reservation n bytes long, keeping the first `keep` bytes written into it;
+ * returns where it now starts (it may have moved). For a message whose size is unknown.
+ */
+char *outq_regrow(struct outq *q, size_t keep, size_t n);
 /* Append the first n bytes of the last reservation. */
 void outq_commit(struct outq *q, size_t n);
 

@@ -105,23 +105,44 @@ rpc_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Serialize one message as a line straight into the output queue. */
+/* A message being serialized into the queue's last reservation (rpc_send). */
+struct rpc_dump {
+	struct outq *q;
+	char *p;
+	size_t len, cap;
+};
+
+static int
+rpc_dump_cb(const char *buf, size_t size, void *arg)
+{
+	struct rpc_dump *d = arg;
+
+	if (d->len + size + 1 > d->cap) {
+		while (d->len + size + 1 > d->cap)
+			d->cap *= 2;
+		d->p = outq_regrow(d->q, d->len, d->cap);
+	}
+	memcpy(d->p + d->len, buf, size);
+	d->len += size;
+	return 0;
+}
+
+/*
+ * Serialize one message as a line straight into the output queue, in one pass (a long
+ * history answer used to be serialized twice: once to learn its size). Committed whole, or
+ * not at all when it cannot be serialized.
+ */
 void
 rpc_send(struct rpc *r, json_t *msg)
 {
-	char *p = outq_reserve(r->q, RPC_DUMP_GUESS);
-	size_t n = json_dumpb(msg, p, RPC_DUMP_GUESS - 1, JSON_COMPACT);
+	struct rpc_dump d = {r->q, outq_reserve(r->q, RPC_DUMP_GUESS), 0, RPC_DUMP_GUESS};
 
-	if (n == 0) {
+	if (json_dump_callback(msg, rpc_dump_cb, &d, JSON_COMPACT) != 0 || d.len == 0) {
 		log_error("cannot serialize a message");
 		return;
 	}
-	if (n > RPC_DUMP_GUESS - 1) {
-		p = outq_reserve(r->q, n + 1);
-		json_dumpb(msg, p, n, JSON_COMPACT);
-	}
-	p[n] = '\n';
-	outq_commit(r->q, n + 1);
+	d.p[d.len] = '\n';
+	outq_commit(r->q, d.len + 1);
 }
 
 /* An error answer with a given id (null when unknown); the message may hold NULs. */

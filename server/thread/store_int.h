@@ -17,10 +17,11 @@
 #include "tindex.h"
 #include "worker.h"
 
-#define STORE_TURNIDX_CACHE 16	 /* turn indexes kept (LRU) for paging */
-#define STORE_PENDING_LISTS 1024 /* list requests queued while the index is built */
-#define STORE_OPEN_WRITERS  128	 /* idle loaded threads beyond this give their fd back */
-#define STORE_SIGNATURE_GAP 0.5	 /* seconds: rescan soon after the folders changed */
+#define STORE_TURNIDX_CACHE 16	      /* turn indexes kept (LRU) for paging */
+#define STORE_PENDING_LISTS 1024      /* list requests queued while the index is built */
+#define STORE_OPEN_WRITERS  128	      /* idle loaded threads beyond this give their fd back */
+#define STORE_TRIM_BYTES    (1 << 20) /* a history read from a file this big trims malloc */
+#define STORE_SIGNATURE_GAP 0.5	      /* seconds: rescan soon after the folders changed */
 
 /* A loaded thread. */
 struct store_thread {

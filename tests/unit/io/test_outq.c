@@ -101,12 +101,12 @@ small_pipe(int fds[2])
 	assert_true(fcntl(fds[1], F_SETPIPE_SZ, PIPE_SIZE) >= PIPE_SIZE);
 }
 
-/* Append a line to the expected stream and to the queue, by one of three routes. */
+/* Append a line to the expected stream and to the queue, by one of four routes. */
 static void
 put_line(struct outq *q, char **exp, size_t *explen, size_t i)
 {
 	char small[64], *line, *p;
-	size_t n, pad;
+	size_t n, pad, cap, done, part;
 
 	/* Every 97th line is long (past one queue block), the rest short. */
 	pad = i % 97 == 0 ? 70000 + i % 13 : i % 7;
@@ -120,7 +120,7 @@ put_line(struct outq *q, char **exp, size_t *explen, size_t i)
 	*exp = xrealloc(*exp, *explen + n);
 	memcpy(*exp + *explen, line, n);
 	*explen += n;
-	switch (i % 3) {
+	switch (i % 4) {
 	case 0:
 		memcpy(outq_reserve(q, n), line, n);
 		outq_commit(q, n);
@@ -129,6 +129,21 @@ put_line(struct outq *q, char **exp, size_t *explen, size_t i)
 		/* Reserve more than needed, commit exactly the line. */
 		p = outq_reserve(q, n + 100);
 		memcpy(p, line, n);
+		outq_commit(q, n);
+		break;
+	case 3:
+		/* Written into a reservation grown as it goes (outq_regrow), committed whole. */
+		cap = 16;
+		p = outq_reserve(q, cap);
+		for (done = 0; done < n; done += part) {
+			part = n - done < 1000 ? n - done : 1000;
+			if (done + part > cap) {
+				while (done + part > cap)
+					cap *= 2;
+				p = outq_regrow(q, done, cap);
+			}
+			memcpy(p + done, line + done, part);
+		}
 		outq_commit(q, n);
 		break;
 	default:
