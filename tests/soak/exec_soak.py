@@ -4,7 +4,10 @@
 Modes (by weight): buffered (exit codes, both streams), streaming (processId, outputDelta,
 stdin written and closed), PTY (tty, resize, write), terminate (137), timeout (small
 timeoutMs, 124), sandboxed readOnly (a write into the workspace must fail) and workspaceWrite
-(a write into the workspace must work). At most --concurrency commands run at once.
+(a write into the workspace must work), background (a setsid'd grandchild, which must not
+outlive its command). At most --concurrency commands run at once. At the end, --at-eof
+commands of every kind are still running when stdin closes: each must be answered (137), the
+daemon must exit 0, and no process of theirs may be left.
 
 Measured on the daemon from /proc: zombie children, fd count, RSS. Baseline = after a
 warm-up of --warmup commands and a settle (no children, 1 s quiet); after = the same after the
@@ -28,8 +31,8 @@ sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import soaklib  # noqa: E402
 
-MODES = [("buffered", 30), ("streaming", 20), ("pty", 15), ("terminate", 10), ("timeout", 10),
-         ("readOnly", 7.5), ("workspaceWrite", 7.5)]
+MODES = [("buffered", 28), ("streaming", 20), ("pty", 15), ("terminate", 10), ("timeout", 10),
+         ("readOnly", 7.5), ("workspaceWrite", 7.5), ("background", 2)]
 WAIT_S = 60.0
 FULL = {"type": "dangerFullAccess"}
 
@@ -138,6 +141,14 @@ class Soak:
                                        "sandboxPolicy": FULL})
         return None if a.get("result", {}).get("exitCode") == 124 else "got %s" % a
 
+    def m_background(self, n):
+        # a setsid'd grandchild: it must die with its command (strays() checks after the run)
+        a = self.call("command/exec", {
+            "command": ["sh", "-c", "setsid sleep %s >/dev/null 2>&1 & echo bg" % marker(n)],
+            "sandboxPolicy": FULL})
+        r = a.get("result")
+        return None if r == {"exitCode": 0, "stdout": "bg\n", "stderr": ""} else "got %s" % a
+
     def m_readOnly(self, n):
         a = self.call("command/exec", {
             "command": ["sh", "-c", "cat /etc/passwd >/dev/null && echo r && "
@@ -155,6 +166,53 @@ class Soak:
         return None if r == {"exitCode": 0, "stdout": "w\n", "stderr": ""} else "got %s" % a
 
 
+def marker(n):
+    """A sleep duration unique to this run and command: how its processes are found."""
+    return "59.%d%07d" % (os.getpid(), n + 5000000)
+
+
+def strays():
+    """Pids of processes running a sleep of ours (their command was answered long ago)."""
+    pre = b"sleep\x0059.%d" % os.getpid()
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/cmdline" % d, "rb") as f:
+                    if f.read().startswith(pre):
+                        out.append(int(d))
+            except OSError:
+                pass
+    return out
+
+
+def at_eof(c, soak, ws, n):
+    """n long commands of every kind, then stdin EOF: all answered (137), exit 0, none left.
+    Returns (answers, exit status, seconds from EOF to exit, pids left a second later)."""
+    kinds = [
+        {"sandboxPolicy": FULL},
+        {"sandboxPolicy": FULL, "tty": True},
+        {"sandboxPolicy": FULL, "streamStdoutStderr": True},
+        {"sandboxPolicy": {"type": "readOnly"}, "cwd": ws},
+        {"sandboxPolicy": {"type": "workspaceWrite", "writableRoots": [ws]}, "cwd": ws},
+    ]
+    ids = []
+    for i in range(n):
+        p = dict(kinds[i % len(kinds)], command=["sleep", marker(-1 - i)])
+        if p.get("tty") or p.get("streamStdoutStderr"):
+            p["processId"] = "eof-%d" % i
+        ids.append(c.request("command/exec", p))
+    end = time.monotonic() + 10
+    while time.monotonic() < end and len(strays()) < n:
+        time.sleep(0.05)
+    t0 = time.monotonic()
+    rc = c.close(30)
+    took = time.monotonic() - t0
+    answers = [c.pending[soaklib._key(i)].answer for i in ids]
+    time.sleep(1)
+    return answers, rc, took, strays()
+
+
 def batch(soak, rng, first, count, concurrency):
     names = [m for m, _ in MODES]
     weights = [w for _, w in MODES]
@@ -168,6 +226,8 @@ def main():
     ap.add_argument("--count", type=int, default=10000)
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--warmup", type=int, default=200)
+    ap.add_argument("--at-eof", type=int, default=16,
+                    help="commands still running when stdin closes")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--rss-slack-kib", type=int, default=2048)
     ap.add_argument("--bin", default=soaklib.DEFAULT_BIN)
@@ -222,7 +282,8 @@ def main():
     print("peak during the run: children %d, fds %d, RSS %.1f MiB, threads %d" % (
         peak["children"], peak["fds"], peak["rss_kib"] / 1024, peak["threads"]), flush=True)
     fin = c.call("config/read", {}, 10)
-    rc = c.close()
+    left = strays()
+    eof_answers, rc, eof_s, eof_left = at_eof(c, soak, ws, a.at_eof)
 
     ch = soaklib.Checks()
     total_done = sum(soak.done.values())
@@ -255,7 +316,13 @@ def main():
             after["rss_kib"] <= base["rss_kib"] + a.rss_slack_kib,
             "growth %d KiB" % (after["rss_kib"] - base["rss_kib"]))
     ch.check("daemon alive at the end (config/read answered)", "result" in fin)
-    ch.check("exit status 0 on stdin EOF", rc == 0, "got %r" % rc)
+    ch.check("no process of a background mode command left: %d" % len(left), not left,
+             "pids %s" % left[:5])
+    codes = [x.get("result", {}).get("exitCode") if x else None for x in eof_answers]
+    ch.check("stdin EOF with %d commands running (all kinds): each answered 137" % a.at_eof,
+             codes == [137] * a.at_eof, "exit codes %s" % codes)
+    ch.check("exit status 0 on stdin EOF (%.1f s after it)" % eof_s, rc == 0, "got %r" % rc)
+    ch.check("no command's process outlives the daemon", not eof_left, "pids %s" % eof_left)
     san = soaklib.sanitizer_reports(os.path.join(tmp, "stderr.log"))
     ch.check("no sanitizer reports on the daemon's stderr", not san, "; ".join(san[:3]))
     if not ch.failed:

@@ -250,6 +250,45 @@ def children(pid):
     return out
 
 
+def in_cgroups_of(pids):
+    """Processes in the per-command cgroups of daemons with these pids (app-server-<pid>)."""
+    keys = [b"/app-server-%d/" % p for p in pids]
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/cgroup" % d, "rb") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            if any(k in text for k in keys):
+                out.append(int(d))
+    return out
+
+
+def state(pid):
+    """A process's state letter ('' when gone)."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            st = f.read().decode("latin-1")
+    except OSError:
+        return ""
+    return st[st.rindex(")") + 2:].split()[0]
+
+
+def describe(pid):
+    """'pid state ppid cmdline' of a process, or 'pid gone'."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            st = f.read().decode("latin-1")
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            cmd = f.read().replace(b"\0", b" ").decode("latin-1").strip()
+    except OSError:
+        return "%d gone" % pid
+    rest = st[st.rindex(")") + 2:].split()
+    return "%d %s ppid %s %s" % (pid, rest[0], rest[1], cmd or st[st.index("("):st.rindex(")") + 1])
+
+
 def zombies(pid):
     return sum(1 for _, s in children(pid) if s == "Z")
 
@@ -361,8 +400,8 @@ def sanitizer_reports(*paths):
 
 # Every soak's own options (each takes a value): under `make soak SOAK_ARGS=...` a soak
 # ignores the options of the other two.
-SOAK_OPTIONS = {"--count", "--concurrency", "--warmup", "--turns", "--threads", "--rounds",
-                "--kills", "--mb", "--max-line-bytes", "--huge-share", "--rss-slack-kib"}
+SOAK_OPTIONS = {"--count", "--concurrency", "--warmup", "--at-eof", "--turns", "--threads", "--rounds",
+                "--kills", "--tear", "--mb", "--max-line-bytes", "--huge-share", "--rss-slack-kib"}
 
 
 def parse_args(ap):

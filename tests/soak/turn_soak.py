@@ -14,7 +14,7 @@ APP_SERVER_THREAD_IDLE_SECS=1, then thread/closed). Each turn must end with exac
 turn/completed (also none late), every item that starts must complete once, every server
 request must be resolved. The daemon's fds, zombies and RSS are compared with the start (after
 a warm-up, its threads unloaded): fds equal (but for the cgroup pool and libcurl's connection
-cache; after round 1, equal but for the cgroup pool), no zombie, RSS with a round's threads
+cache, whose sockets must stay <= 4 x --threads), no zombie, RSS with a round's threads
 loaded <= start + --rss-slack-kib (a loaded thread keeps its model history in memory: ~1.5 KiB
 a turn), and RSS with the threads unloaded no more than 1 MiB above round 1's (no growth per
 turn).
@@ -30,6 +30,10 @@ After every kill, and at the end:
     {includeTurns} with its status and every item whose item/completed was seen;
   - the index matches the files: thread/list (all pages, every provider and source) gives
     exactly the ids of the rollout files.
+After --tear of the kills the killed thread's rollout also gets a torn tail (a prefix of its
+last record, no newline), as a crash inside a write(2) would leave it: the daemon must cut it
+before appending (a torn line in the middle of a file fails the first check). At the end no
+live process may be left in the killed daemons' per-command cgroups.
 
 usage: tests/soak/turn_soak.py [--turns 1000] [--threads 4] [--rounds 2] [--kills 200]
                                [--seed S] [--bin PATH]
@@ -217,6 +221,28 @@ def check_rollouts(home, stats):
     return bad, ids
 
 
+def rollout_path(home, thread_id):
+    for root, _, files in os.walk(os.path.join(home, "sessions")):
+        for name in files:
+            if name.endswith(thread_id + ".jsonl"):
+                return os.path.join(root, name)
+    return None
+
+
+def tear(path, rng):
+    """Append a prefix of the file's last record without its newline: what a crash in the
+    middle of a write(2) leaves (a kill -9 alone rarely does: a record is one write). False
+    when the file already ends torn."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if not data.endswith(b"\n"):
+        return False
+    last = data[:-1].rsplit(b"\n", 1)[-1]
+    with open(path, "ab") as f:
+        f.write(last[:rng.randint(1, len(last) - 1)])
+    return True
+
+
 def listed_ids(c):
     out, cursor = [], None
     while True:
@@ -300,6 +326,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=2,
                     help="phase A rounds, each on new threads unloaded at its end")
     ap.add_argument("--kills", type=int, default=200)
+    ap.add_argument("--tear", type=float, default=0.25,
+                    help="share of kills after which the thread's rollout gets a torn tail")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--rss-slack-kib", type=int, default=4096)
     ap.add_argument("--bin", default=soaklib.DEFAULT_BIN)
@@ -411,9 +439,13 @@ def main():
              "cgroup pool (<= %d) and libcurl's connection cache" % (
                  unloaded[-1]["fds"], base["fds"], soaklib.CGROUP_POOL), not extra,
              "kinds that differ (start, end): %s" % extra if extra else "")
-    extra = soaklib.fd_diff(round1_fds, after_fds)
+    extra = soaklib.fd_diff(round1_fds, after_fds, sockets=True)
+    socks = [sum(n for k, n in f.items() if k.startswith("socket:"))
+             for f in (base_fds, round1_fds, after_fds)]
     ch.check("phase A: fds %d after round 1, %d after round %d: equal but for the cgroup "
-             "pool" % (unloaded[0]["fds"], unloaded[-1]["fds"], a.rounds), not extra,
+             "pool and sockets (%s at start, round 1, end; <= 4 x --threads)" % (
+                 unloaded[0]["fds"], unloaded[-1]["fds"], a.rounds, socks),
+             not extra and max(socks) <= 4 * a.threads,
              "kinds that differ: %s" % extra if extra else "")
     ch.check("phase A: every thread unloaded after its round (thread/closed)", closed)
     if os.environ.get("APP_SERVER_SANITIZED"):
@@ -443,15 +475,19 @@ def main():
     # -- phase B -----------------------------------------------------------------------
     stats = {"files_checked": 0, "lines_checked": 0, "partial_last_lines": 0,
              "turns_verified": 0, "items_verified": 0, "cut_turn_items_seen": 0,
-             "cut_turn_items_lost": 0}
+             "cut_turn_items_lost": 0, "torn_tails_made": 0}
     landed = {}
     delays = []
+    killed = []
+    torn = set()
+    next_thread = None
     final = {}
     bad_all, kills, resumes, after_end = [], 0, 0, 0
     max_delay = solo_med / 2
     t0 = time.monotonic()
     for k in range(a.kills + 1):
-        thread_id = rng.choice(thread_ids)
+        thread_id = next_thread or rng.choice(thread_ids)
+        next_thread = None
         c = spawn()
         try:
             r = c.result("thread/resume", {"threadId": thread_id}, 30)
@@ -500,6 +536,7 @@ def main():
         with turns.lock:
             where = turns.last.get(thread_id, "?")
         c.kill9()
+        killed.append(c.pid)
         kills += 1
         turns.forget_conn(c.pid)
         if tid is not None and turns.event(tid).is_set():
@@ -511,6 +548,13 @@ def main():
         landed[where] = landed.get(where, 0) + 1
         bad, _ = check_rollouts(home, stats)  # before any daemon repairs a torn tail
         bad_all += ["kill %d (before restart): %s" % (k, b) for b in bad]
+        if rng.random() < a.tear:
+            path = rollout_path(home, thread_id)
+            if path is not None and tear(path, rng):
+                torn.add(path)
+                stats["torn_tails_made"] += 1
+                if rng.random() < 0.5:  # half the time the next round appends to it
+                    next_thread = thread_id
     b_s = time.monotonic() - t0
     print("phase B (%.1f s): %d kills (%d after the turn had completed), %d resumes; "
           "kill delays %.0f .. %.0f ms (median %.0f)" % (
@@ -522,6 +566,21 @@ def main():
     print("phase B: %s" % ", ".join("%s %d" % kv for kv in stats.items()), flush=True)
     print("phase B: turns of the %d threads at the end, by status: %s" % (
         len(thread_ids), final), flush=True)
+    still = 0
+    for path in torn:
+        with open(path, "rb") as f:
+            still += not f.read().endswith(b"\n")
+    print("phase B: torn tails made %d in %d files; %d files appended to since (tail cut, "
+          "every line whole), %d still torn (thread not resumed since)" % (
+              stats["torn_tails_made"], len(torn), len(torn) - still, still), flush=True)
+    # A killed daemon's forked children die with it (a parent-death signal) and wait, as
+    # zombies, for init to reap them: only a live one would be a process left behind.
+    time.sleep(1)
+    left = soaklib.in_cgroups_of(killed)
+    live = [p for p in left if soaklib.state(p) not in ("Z", "")]
+    ch.check("phase B: no live process left in the killed daemons' command cgroups "
+             "(%d zombies awaiting init)" % (len(left) - len(live)), not live,
+             "%s" % [soaklib.describe(p) for p in live[:5]])
     ch.check("phase B: %d kills, %d restarts resumed their thread" % (kills, resumes),
              resumes == a.kills + 1)
     ch.check("phase B: rollouts readable, nothing lost, index == files", not bad_all,
