@@ -216,4 +216,6 @@ install: $(BUILD)/app-server $(BUILD)/app-client
 clean:
 	rm -rf $(BUILD)
 
+include tests/soak/soak.mk
+
 .SECONDARY:

@@ -76,16 +76,17 @@ mockmodel_request_unchunk(const char *s, size_t blen)
 	return body;
 }
 
-/* Record a request as one JSON line. */
+/* Record a request as one JSON line (nothing is parsed when there is no --record). */
 static void
 mockmodel_request_record(struct mockmodel *m, const char *method, const char *target,
 	json_t *headers, const char *body, size_t blen, long response)
 {
-	json_t *rec, *b = json_loadb(body, blen, JSON_DECODE_ANY, NULL);
+	json_t *rec, *b;
 	char *line;
 
 	if (m->record == NULL)
 		return;
+	b = json_loadb(body, blen, JSON_DECODE_ANY, NULL);
 	if (b == NULL)
 		b = json_stringn(body, blen);
 	if (b == NULL)
