@@ -10,8 +10,9 @@
  *  - at the end of setup, guard_verify() looks every protected name up again: it must still
  *    be the root of the tree we bound there; if it changed during setup the request fails
  *    ("protected path P changed during setup") and nothing runs;
- *  - while the command runs, the init watches the protected names' parent directories with
- *    inotify (guard_watch, a SIGIO to the init); an event naming a protected name makes it
+ *  - while the command runs, the init is told of changes in the protected names' parent
+ *    directories (an inotify instance the daemon made, guard_open / guard_arm: a SIGIO to the
+ *    init); an event naming a protected name makes it
  *    look again (guard_breached), and a name no longer covered kills the whole sandbox at
  *    once, saying why on the command's stderr. The window left is the time from the host's
  *    rmdir to the init's SIGKILL (microseconds; measured in tests/integration).
@@ -25,10 +26,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "sandbox_int.h"
+#include "spawn.h"
+#include "protocol/xmalloc.h"
 
 /* Whether op's name is still the root of the tree we bound on it; 0 or an errno. */
 static int
@@ -64,45 +68,58 @@ guard_verify(struct sandbox *sb)
 }
 
 /*
- * Watch the parents of the protected names (the init, before the command runs): events
- * raise SIGIO at the init. 0 or an errno; nothing to watch leaves sb->guard at -1.
+ * In the daemon, when the sandbox is planned: an inotify instance watching the parents of the
+ * protected names (sb->guard; 0, or -1 with *cause). The daemon creates and finally closes
+ * it, not the init: the last close of an instance with watches waits for an SRCU grace period
+ * (8-10 ms here), which would delay every sandboxed command's exit; spawn_release closes the
+ * daemon's copy on a thread once the init is gone (spawn_close_later).
  */
 int
-guard_watch(struct sandbox *sb)
+guard_open(struct sandbox *sb, char **cause)
 {
-	char parent[PATH_MAX];
-	const char *name;
-	size_t plen;
-	int fd = -1;
+	char *parent;
+	int fd = -1, e;
 
 	for (size_t i = 0; i < sb->nops; i++) {
 		const struct sbx_op *op = &sb->ops[i];
 
-		if (op->kind != SBX_OP_PROTECT || !op->mounted)
+		if (op->kind != SBX_OP_PROTECT)
 			continue;
 		if (fd < 0 && (fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) == -1)
-			return errno;
-		name = strrchr(op->path, '/') + 1;
-		plen = (size_t)(name - op->path) - 1;
-		if (plen == 0)
-			plen = 1;
-		if (plen >= sizeof parent)
-			return ENAMETOOLONG;
-		memcpy(parent, op->path, plen);
-		parent[plen] = '\0';
-		if (inotify_add_watch(
-			    fd, parent, IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR) == -1)
 			goto fail;
+		parent = plan_dirname(op->path);
+		e = inotify_add_watch(
+			    fd, parent, IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR) == -1
+			? errno
+			: 0;
+		free(parent);
+		/* A parent that is not there cannot hold a cover: the setup fails on it. */
+		if (e != 0 && e != ENOENT && e != ENOTDIR) {
+			errno = e;
+			goto fail;
+		}
 	}
-	if (fd < 0)
-		return 0;
-	if (fcntl(fd, F_SETOWN, getpid()) == -1 || fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) == -1)
-		goto fail;
 	sb->guard = fd;
 	return 0;
 fail:
-	close(fd);
-	return errno;
+	e = errno;
+	if (fd >= 0)
+		spawn_close_later(fd);
+	*cause = xasprintf(
+		"sandbox setup failed: protected paths: inotify: %s (os error %d)", strerror(e), e);
+	return -1;
+}
+
+/* In the init, before the command runs: events on the watches raise SIGIO at it; 0 or errno. */
+int
+guard_arm(struct sandbox *sb)
+{
+	if (sb->guard < 0)
+		return 0;
+	if (fcntl(sb->guard, F_SETOWN, getpid()) == -1 ||
+		fcntl(sb->guard, F_SETFL, O_ASYNC | O_NONBLOCK) == -1)
+		return errno;
+	return 0;
 }
 
 /* Say on the command's stderr why the sandbox was killed (best effort). */

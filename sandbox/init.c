@@ -277,8 +277,8 @@ init_child_hook(void *arg)
 		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 			;
 	}
-	/* Watch the protected names first, then look at them: no change falls in between. */
-	if ((err = guard_watch(sb)) != 0) {
+	/* Watched since the plan (guard_open); armed, then looked at: nothing falls between. */
+	if ((err = guard_arm(sb)) != 0) {
 		err = SBX_ERR(SBX_STEP_PROTECT, err);
 		goto fail;
 	}

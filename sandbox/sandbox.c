@@ -188,6 +188,7 @@ sandbox_free(struct sandbox *sb)
 	if (sb == NULL)
 		return;
 	plan_ops_free(sb);
+	spawn_close_later(sb->guard);
 	for (i = 0; i < sb->nwritable; i++)
 		free(sb->writable[i]);
 	free(sb->writable);
@@ -238,6 +239,10 @@ sandbox_spawn_prepare(const json_t *policy, struct spawn_opts *so, char **cause)
 	/* The fallback process cap, where no cgroup will hold one (docs/sandbox.md). */
 	if (sb != NULL && (so->flags & SPAWN_CGROUP) && cgroup_support()->pids == 0)
 		sb->nproc = so->max_pids;
+	if (sb != NULL && sb->mode == SBX_MODE_NS && guard_open(sb, cause) != 0) {
+		sandbox_free(sb);
+		goto out;
+	}
 	if (sb != NULL)
 		sandbox_spawn_opts(sb, so);
 	r = 0;
@@ -247,13 +252,22 @@ out:
 	return r;
 }
 
-/* Free the sandbox attached to so. */
+/*
+ * Free the sandbox attached to so. A started process (sp, NULL when the start failed) keeps
+ * the sandbox's guard fd until it is over (spawn_release).
+ */
 void
-sandbox_spawn_done(struct spawn_opts *so)
+sandbox_spawn_done(struct spawn_opts *so, struct spawn_proc *sp)
 {
+	struct sandbox *sb = so->child_hook_arg;
+
 	if (so->child_hook != init_child_hook)
 		return;
-	sandbox_free(so->child_hook_arg);
+	if (sp != NULL && sp->pid > 0 && sp->linger_fd < 0) {
+		sp->linger_fd = sb->guard;
+		sb->guard = -1;
+	}
+	sandbox_free(sb);
 	so->child_hook = NULL;
 	so->child_hook_arg = NULL;
 	so->hook_steps = NULL;

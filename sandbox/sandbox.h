@@ -49,8 +49,11 @@ int sandbox_may_write(const json_t *policy, const char *policy_cwd, const char *
 /* A workdir the model chose must resolve inside policy_cwd or a writable root; 0 or -1. */
 int sandbox_check_workdir(
 	const json_t *policy, const char *policy_cwd, const char *workdir, char **cause);
-/* After spawn_start: free what sandbox_spawn_prepare attached to so. */
-void sandbox_spawn_done(struct spawn_opts *so);
+/*
+ * After spawn_start: free what sandbox_spawn_prepare attached to so; the started process (sp,
+ * NULL when spawn_start failed) keeps the guard until spawn_release.
+ */
+void sandbox_spawn_done(struct spawn_opts *so, struct spawn_proc *sp);
 
 /*
  * Probe the kernel by trying each layer in a short-lived child (for the CLI's --check;

@@ -121,7 +121,7 @@ out:
 	}
 	if (devnull != -1)
 		close(devnull);
-	sandbox_spawn_done(&so);
+	sandbox_spawn_done(&so, NULL); /* our exit closes what is left */
 	free(envp);
 	return r;
 }

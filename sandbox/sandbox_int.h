@@ -110,7 +110,7 @@ struct sandbox {
 	size_t nops;
 	/* Child side. */
 	int ruleset; /* Landlock ruleset built by the init, -1 */
-	int guard;   /* inotify on the protected paths' parents (guard.c), -1 */
+	int guard;   /* inotify on the protected paths' parents (guard.c; made by the daemon), -1 */
 	int errfd;   /* the command's stderr, kept by the init to say why it killed it, -1 */
 	pid_t cmd;   /* the command, in the init's namespace */
 };
@@ -168,7 +168,8 @@ int caps_drop(int cap_last);
 int mounts_view(struct sandbox *sb);
 /* guard.c */
 int guard_verify(struct sandbox *sb);
-int guard_watch(struct sandbox *sb);
+int guard_open(struct sandbox *sb, char **cause);
+int guard_arm(struct sandbox *sb);
 int guard_breached(struct sandbox *sb, int fd, int all);
 void mounts_protect_cleanup(struct sandbox *sb);
 /* init.c */

@@ -47,9 +47,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <termios.h>
@@ -561,7 +563,7 @@ spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause)
 
 	memset(p, 0, sizeof *p);
 	p->pid = -1;
-	p->in_fd = p->out_fd = p->err_fd = p->pty_fd = -1;
+	p->in_fd = p->out_fd = p->err_fd = p->pty_fd = p->linger_fd = -1;
 	if (o->argv == NULL || o->argv[0] == NULL || (o->cwd != NULL && o->cwd[0] != '/')) {
 		r = -EINVAL;
 		goto out;
@@ -612,6 +614,35 @@ spawn_release(struct spawn_proc *p)
 {
 	cgroup_free(p->cg); /* kills what is left first */
 	p->cg = NULL;
+	if (p->linger_fd >= 0)
+		spawn_close_later(p->linger_fd);
+	p->linger_fd = -1;
+}
+
+static void *
+spawn_closer(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
+void
+spawn_close_later(int fd)
+{
+	pthread_attr_t a;
+	pthread_t t;
+
+	if (fd < 0)
+		return;
+	if (pthread_attr_init(&a) != 0) {
+		close(fd);
+		return;
+	}
+	if (pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) != 0 ||
+		pthread_attr_setstacksize(&a, PTHREAD_STACK_MIN + 16384) != 0 ||
+		pthread_create(&t, &a, spawn_closer, (void *)(intptr_t)fd) != 0)
+		close(fd); /* no thread: the slow close, but closed */
+	pthread_attr_destroy(&a);
 }
 
 /* Close every fd of p still open and set it to -1. */

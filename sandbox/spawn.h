@@ -82,6 +82,7 @@ struct spawn_proc {
 	int pty_fd;	   /* PTY master, read and written through this one fd */
 	unsigned state;	   /* SPAWN_P_* */
 	struct cgroup *cg; /* SPAWN_CGROUP, when the machine has cgroups; NULL otherwise */
+	int linger_fd;	   /* kept until the command is over, then spawn_close_later; -1 */
 };
 /*
  * On a PTY master, read() gives -1/EIO (not 0) once every slave fd is closed.
@@ -108,8 +109,16 @@ int spawn_pty_resize(int pty_fd, unsigned short rows, unsigned short cols);
 int spawn_kill(struct spawn_proc *p, int sig);
 /* The caller reaped the child: its pid is never signalled again. */
 void spawn_reaped(struct spawn_proc *p);
-/* The command is over: kill what is left of its tree (its cgroup) and free the cgroup. */
+/*
+ * The command is over: kill what is left of its tree (its cgroup), free the cgroup, and
+ * close linger_fd later.
+ */
 void spawn_release(struct spawn_proc *p);
+/*
+ * Close fd on a short-lived thread: the last close of an inotify instance with watches waits
+ * for an SRCU grace period (8-10 ms), too long for the event loop.
+ */
+void spawn_close_later(int fd);
 /*
  * Without cgroups: SIGKILL every child of this process (adopted orphans, as a subreaper)
  * whose pid is not in keep[0..n); the number killed. For when no command should be left.

@@ -371,14 +371,14 @@ agent_cmd_start(struct agent_cmd *c)
 	so.flags = SPAWN_CGROUP | (c->tty ? SPAWN_PTY : (c->session ? SPAWN_STDIN_PIPE : 0));
 	so.max_pids = t->o.max_processes;
 	if (sandbox_spawn_prepare(policy, &so, &cause) != 0 || spawn_start(&so, &sp, &cause) != 0) {
-		sandbox_spawn_done(&so);
+		sandbox_spawn_done(&so, NULL);
 		free(envp);
 		json_decref(open);
 		agent_cmd_spawn_failed(c, cause);
 		free(cause);
 		return;
 	}
-	sandbox_spawn_done(&so);
+	sandbox_spawn_done(&so, &sp);
 	free(envp);
 	json_decref(open);
 	eo.loop = t->a->c.loop;

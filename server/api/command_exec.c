@@ -461,11 +461,11 @@ command_exec_spawn(struct session *s, struct rpc_req *req, json_t *params, const
 		why = NULL;
 	}
 	if (sandbox_spawn_prepare(policy, &so, &why) != 0 || spawn_start(&so, &sp, &why) != 0) {
-		sandbox_spawn_done(&so);
+		sandbox_spawn_done(&so, NULL);
 		rpc_reply_error(req, RPC_INTERNAL_ERROR, why, NULL);
 		goto out;
 	}
-	sandbox_spawn_done(&so);
+	sandbox_spawn_done(&so, &sp);
 	command_exec_track(s, req, q, &sp);
 	r = 0;
 out:

@@ -31,7 +31,7 @@ run(json_t *j, const char *cwd, const char *script, struct result *res, char **c
 	if (r != 0)
 		return -1;
 	r = spawn_start(&so, &sp, cause);
-	sandbox_spawn_done(&so);
+	sandbox_spawn_done(&so, NULL);
 	if (r != 0)
 		return -1;
 	pfd[0].fd = sp.out_fd;
@@ -222,7 +222,7 @@ test_run_exec_failure(void **state)
 	assert_int_equal(spawn_start(&so, &sp, &cause), -ENOENT);
 	assert_string_equal(
 		cause, "failed to spawn command: No such file or directory (os error 2)");
-	sandbox_spawn_done(&so);
+	sandbox_spawn_done(&so, NULL);
 	free(cause);
 	json_decref(j);
 }
@@ -243,7 +243,7 @@ test_run_supervised_kill(void **state)
 	so.cwd = f->dir;
 	assert_int_equal(sandbox_spawn_prepare(j, &so, &cause), 0);
 	assert_int_equal(spawn_start(&so, &sp, &cause), 0);
-	sandbox_spawn_done(&so);
+	sandbox_spawn_done(&so, NULL);
 	usleep(100000);
 	assert_true(exists(f->dir, ".codex")); /* the placeholder, while it runs */
 	assert_int_equal(spawn_kill(&sp, SIGKILL), 0);
@@ -264,7 +264,7 @@ test_run_supervised_kill(void **state)
 	so.cwd = f->dir;
 	assert_int_equal(sandbox_spawn_prepare(j, &so, &cause), 0);
 	assert_int_equal(spawn_start(&so, &sp, &cause), 0);
-	sandbox_spawn_done(&so);
+	sandbox_spawn_done(&so, NULL);
 	usleep(100000);
 	assert_int_equal(kill(sp.pid, SIGTERM), 0);
 	assert_int_equal(waitpid(sp.pid, &st, 0), sp.pid);
@@ -356,7 +356,7 @@ test_run_concurrent(void **state)
 		so.cwd = f->dir;
 		assert_int_equal(sandbox_spawn_prepare(j, &so, &cause), 0);
 		assert_int_equal(spawn_start(&so, &sp[i], &cause), 0);
-		sandbox_spawn_done(&so);
+		sandbox_spawn_done(&so, NULL);
 		usleep(50000 * (i % 2));
 	}
 	for (i = 0; i < 4; i++) {
