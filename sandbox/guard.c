@@ -105,8 +105,11 @@ fail:
 	e = errno;
 	if (fd >= 0)
 		spawn_close_later(fd);
-	*cause = xasprintf(
-		"sandbox setup failed: protected paths: inotify: %s (os error %d)", strerror(e), e);
+	*cause = xasprintf("sandbox setup failed: protected paths: inotify: %s (os error %d)%s",
+		strerror(e), e,
+		e == EMFILE ? ": one instance per running sandbox; raise "
+			      "fs.inotify.max_user_instances (default 128)"
+			    : "");
 	return -1;
 }
 
