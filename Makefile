@@ -196,6 +196,8 @@ format-check:
 	@! grep -nE '\b(strcpy|sprintf|strtok|atoi|system|popen)\(' $(FORMAT_FILES) || \
 		{ echo "banned function used (strcpy sprintf strtok atoi system popen)"; exit 1; }
 
+include tests/fuzz/fuzz.mk
+
 install: $(BUILD)/app-server $(BUILD)/app-client
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BUILD)/app-server $(DESTDIR)$(PREFIX)/bin/app-server
