@@ -22,7 +22,8 @@ fuzz_walk(json_t *v, int depth)
 	json_t *x;
 	size_t i;
 
-	if (depth > 2 * TOML_MAX_DEPTH + 8)
+	/* A header's parts, then per inline-table level a key's parts and the table itself. */
+	if (depth > (TOML_MAX_DEPTH + 1) * (TOML_MAX_DEPTH + 2))
 		abort();
 	if (json_is_object(v)) {
 		json_object_foreach(v, k, x) fuzz_walk(x, depth + 1);
