@@ -257,6 +257,8 @@ fuzz_env_init(void)
 void
 fuzz_env_reset(void)
 {
+	static const char *const days[] = {
+		"sessions", "sessions/2025", "sessions/2025/01", "sessions/2025/01/01"};
 	char sub[128];
 
 	nftw(fuzz_ws, fuzz_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
@@ -264,9 +266,12 @@ fuzz_env_reset(void)
 	if (mkdir(fuzz_ws, 0755) != 0 || mkdir(fuzz_home, 0700) != 0)
 		abort();
 	fuzz_put(fuzz_home, "config.toml", fuzz_config);
-	snprintf(sub, sizeof sub, "%s/sessions", fuzz_home);
-	if (mkdir(sub, 0700) != 0)
-		abort();
+	/* Upstream's layout: sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl. */
+	for (size_t i = 0; i < nitems(days); i++) {
+		snprintf(sub, sizeof sub, "%s/%s", fuzz_home, days[i]);
+		if (mkdir(sub, 0700) != 0)
+			abort();
+	}
 	fuzz_put(sub, "rollout-2025-01-01T00-00-00-" FUZZ_THREAD ".jsonl", fuzz_rollout);
 	fuzz_put(fuzz_ws, "a.txt", "alpha\nbeta\n");
 	fuzz_put(fuzz_ws, ".gitignore", "*.log\n!keep.log\nbuild/\n");
