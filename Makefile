@@ -2,7 +2,8 @@
 #
 #   make            build build/app-server
 #   make run        install missing packages, build, serve JSON-RPC on stdin/stdout
-#   make test       install missing packages, build, run every test (plain and ASan/UBSan)
+#   make test       install missing packages, build, run every test (plain and ASan/UBSan,
+#                   and every libFuzzer target over its committed corpus)
 #   make schema     regenerate schema/ (JSON Schema) and the clients' TS/Python types from protocol/
 #   make schema-check  fail when the committed schema/ or client types are stale
 #   make clients-test  the TypeScript and Python clients' suites against build/app-server
@@ -191,7 +192,7 @@ test: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory format-check check-layout schema-check
 	@$(MAKE) --no-print-directory unit suite bare-check integration clients-test
-	@$(MAKE) --no-print-directory san-test
+	@$(MAKE) --no-print-directory san-test fuzz-smoke
 	@echo "make test: all suites passed"
 
 bench: $(BUILD)/app-server $(BENCH_BINS)
@@ -208,6 +209,8 @@ format-check:
 	else echo "format-check: clang-format not installed, skipped"; fi
 	@! grep -nE '\b(strcpy|sprintf|strtok|atoi|system|popen)\(' $(FORMAT_FILES) || \
 		{ echo "banned function used (strcpy sprintf strtok atoi system popen)"; exit 1; }
+
+include tests/fuzz/fuzz.mk
 
 install: $(BUILD)/app-server $(BUILD)/app-client
 	install -d $(DESTDIR)$(PREFIX)/bin

@@ -12,7 +12,7 @@
 #include <jansson.h>
 
 #define TOML_MAX_INPUT (4 << 20) /* the largest document accepted, bytes */
-#define TOML_MAX_DEPTH 64	 /* nesting of arrays and inline tables */
+#define TOML_MAX_DEPTH 64	 /* nesting of arrays and inline tables; parts of a dotted key */
 
 /* Where a parse error was found (1-based). */
 struct toml_pos {

@@ -312,7 +312,7 @@ toml_lex_simple_key(struct toml *t)
 	return json_stringn(s, (size_t)(t->p - s));
 }
 
-/* A dotted key: an array of its segments. */
+/* A dotted key: an array of its segments (TOML_MAX_DEPTH at most: each one nests a table). */
 json_t *
 toml_lex_key(struct toml *t)
 {
@@ -320,6 +320,11 @@ toml_lex_key(struct toml *t)
 
 	for (;;) {
 		toml_lex_ws(t);
+		if (json_array_size(parts) >= TOML_MAX_DEPTH) {
+			toml_lex_fail(t, "a key with more than %d parts", TOML_MAX_DEPTH);
+			json_decref(parts);
+			return NULL;
+		}
 		if ((k = toml_lex_simple_key(t)) == NULL) {
 			json_decref(parts);
 			return NULL;

@@ -550,6 +550,9 @@ spawn_wait_exec(struct spawn_fds *f, pid_t pid, int *stage, int *step)
 	return r;
 }
 
+/* The fuzz targets' stand-in for starting a process (spawn.h); NULL in the daemon. */
+int (*spawn_fake)(const struct spawn_opts *o, struct spawn_proc *p, char **cause);
+
 /* Start o->argv on pipes or a PTY; 0, or -errno with a message in *cause. */
 int
 spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause)
@@ -564,6 +567,8 @@ spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause)
 	memset(p, 0, sizeof *p);
 	p->pid = -1;
 	p->in_fd = p->out_fd = p->err_fd = p->pty_fd = p->linger_fd = -1;
+	if (spawn_fake != NULL)
+		return spawn_fake(o, p, cause);
 	if (o->argv == NULL || o->argv[0] == NULL || (o->cwd != NULL && o->cwd[0] != '/')) {
 		r = -EINVAL;
 		goto out;

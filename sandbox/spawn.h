@@ -98,6 +98,12 @@ struct spawn_proc {
  * nothing is left open and any forked child has been reaped.
  */
 int spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause);
+/*
+ * Test seam, for the libFuzzer targets only (tests/fuzz/fuzz_rpc.c): when set, spawn_start
+ * calls it instead of starting o->argv, with the same contract (fill p, or fail with *cause).
+ * The daemon never sets it, so it is always NULL there.
+ */
+extern int (*spawn_fake)(const struct spawn_opts *o, struct spawn_proc *p, char **cause);
 /* Set the window size of a PTY master (the kernel sends SIGWINCH); 0 or -errno. */
 int spawn_pty_resize(int pty_fd, unsigned short rows, unsigned short cols);
 /*

@@ -15,12 +15,13 @@
 void
 history_legacy_user_message(struct history *h, const struct rollout_rec *rec)
 {
-	json_t *p = rec->payload, *item, *content = json_array(), *img;
+	json_t *p = rec->payload, *item, *content, *img;
 	const char *msg = json_string_value(json_object_get(p, "message"));
 	size_t i;
 
 	if (h->legacy_done)
 		return;
+	content = json_array();
 	if (h->cur != NULL && !h->explicit_turn)
 		history_close(h);
 	history_ensure(h, rec);

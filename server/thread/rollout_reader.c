@@ -145,7 +145,8 @@ static json_t *
 rollout_load_lean(const char *line, size_t len)
 {
 	static const char *const keys[] = {"\"base_instructions\":", "\"dynamic_tools\":"};
-	char *copy = xmalloc(len + 1);
+	/* A value shorter than "null" ("", [], 1) makes the text longer: room for each key. */
+	char *copy = xmalloc(len + 4 * nitems(keys) + 1);
 	size_t n = len;
 	json_t *root;
 
@@ -161,8 +162,9 @@ rollout_load_lean(const char *line, size_t len)
 		ve = rollout_skip_value(v, copy + n);
 		if (ve == NULL)
 			continue;
-		memcpy((char *)v, "null", 4);
+		/* The tail first: "null" may be longer than the value it replaces. */
 		memmove((char *)v + 4, ve, (size_t)(copy + n - ve));
+		memcpy((char *)v, "null", 4);
 		n = (size_t)(v + 4 - copy) + (size_t)(copy + n - ve);
 	}
 	root = json_loadb(copy, n, 0, NULL);

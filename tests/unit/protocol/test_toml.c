@@ -273,6 +273,40 @@ test_many_tables(void **state)
 	free(doc);
 }
 
+/*
+ * Found by tests/fuzz/fuzz_toml.c: a dotted key of a million parts ("[a.a.a...]", 2 MB) made a
+ * tree that deep and overflowed the stack; a key has at most TOML_MAX_DEPTH parts, in a table
+ * header, a key/value line and an inline table alike.
+ */
+static void
+test_deep_dotted_key(void **state)
+{
+	static const char *const forms[][2] = {
+		{"[", "]\n"}, {"", " = 1\n"}, {"t = { ", " = 1 }\n"}, {"[[", "]]\n"}};
+	size_t parts = 1000000, klen = 2 * parts - 1;
+	char *key = xmalloc(klen + 1), *doc = xmalloc(klen + 32), *cause = NULL;
+	struct toml_pos pos;
+	json_t *v;
+	int n;
+
+	for (size_t i = 0; i < parts; i++)
+		memcpy(key + 2 * i, i + 1 < parts ? "a." : "a", i + 1 < parts ? 2 : 1);
+	key[klen] = '\0';
+	for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+		n = snprintf(doc, klen + 32, "%s%s%s", forms[f][0], key, forms[f][1]);
+		assert_null(toml_parse(doc, (size_t)n, &pos, &cause));
+		assert_non_null(strstr(cause, "more than"));
+		free(cause);
+		cause = NULL;
+	}
+	/* TOML_MAX_DEPTH parts are fine. */
+	n = snprintf(doc, klen + 32, "[%.*s]\n", 2 * TOML_MAX_DEPTH - 1, key);
+	assert_non_null(v = toml_parse(doc, (size_t)n, &pos, &cause));
+	json_decref(v);
+	free(key);
+	free(doc);
+}
+
 int
 main(void)
 {
@@ -284,6 +318,7 @@ main(void)
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_many_tables),
+		cmocka_unit_test(test_deep_dotted_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -198,6 +198,53 @@ test_shell_quote(void **state)
 	json_decref(back);
 }
 
+/* jansson allocations not yet freed, while the counting allocator is installed. */
+static long live_allocs;
+
+static void *
+count_malloc(size_t n)
+{
+	live_allocs++;
+	return malloc(n);
+}
+
+static void
+count_free(void *p)
+{
+	if (p != NULL)
+		live_allocs--;
+	free(p);
+}
+
+/*
+ * Found by tests/fuzz/fuzz_rollout.c: an old user_message after a canonical message (the
+ * legacy events are ignored from then on) leaked the content array it built first.
+ */
+static void
+test_legacy_after_canonical_no_leak(void **state)
+{
+	const char *text =
+		"{\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"type\":\"event_msg\",\"payload\":{"
+		"\"type\":\"item_completed\",\"turn_id\":\"t1\",\"item\":{\"type\":\"UserMessage\","
+		"\"id\":\"u1\",\"content\":[{\"type\":\"text\",\"text\":\"new\"}]}}}\n"
+		"{\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"type\":\"event_msg\",\"payload\":{"
+		"\"type\":\"user_message\",\"message\":\"old\",\"images\":[]}}\n";
+	char *dir = tu_tmpdir("hist"), *p = xasprintf("%s/r.jsonl", dir);
+	json_t *t;
+
+	tu_write(p, text, strlen(text));
+	live_allocs = 0;
+	json_set_alloc_funcs(count_malloc, count_free);
+	t = turns_of(p, 0);
+	assert_int_equal(json_array_size(t), 1);
+	json_decref(t);
+	json_set_alloc_funcs(malloc, free);
+	assert_int_equal(live_allocs, 0);
+	tu_rmrf(dir);
+	free(dir);
+	free(p);
+}
+
 int
 main(void)
 {
@@ -207,6 +254,7 @@ main(void)
 		cmocka_unit_test(test_open_turn),
 		cmocka_unit_test(test_item_round_trip),
 		cmocka_unit_test(test_shell_quote),
+		cmocka_unit_test(test_legacy_after_canonical_no_leak),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -273,6 +273,50 @@ test_hostile_lines(void **state)
 	free(path);
 }
 
+/*
+ * Found by tests/fuzz/fuzz_rollout.c: in lean mode a bulky member shorter than "null"
+ * ("dynamic_tools":[], "base_instructions":"") was overwritten past the end of the line's copy
+ * (a heap overflow) and the session_meta line came out garbled, so it was skipped.
+ */
+static void
+test_lean_short_values(void **state)
+{
+	char *dir = tu_tmpdir("lean"), *path = xasprintf("%s/rollout.jsonl", dir), *line;
+	char pad[3000];
+	struct rollout_reader *r;
+	struct rollout_rec rec;
+
+	/* Lean mode is for long lines only: pad them past 2 KB. */
+	memset(pad, 'p', sizeof pad - 1);
+	pad[sizeof pad - 1] = '\0';
+	line = xasprintf("{\"timestamp\":\"2025-01-01T00:00:00Z\",\"type\":\"session_meta\","
+			 "\"payload\":{\"base_instructions\":\"\",\"id\":\"x\",\"pad\":\"%s\","
+			 "\"dynamic_tools\":[]}}\n",
+		pad);
+	append_bytes(path, line);
+	free(line);
+	line = xasprintf("{\"timestamp\":\"2025-01-01T00:00:00Z\",\"type\":\"session_meta\","
+			 "\"payload\":{\"pad\":\"%s\",\"dynamic_tools\":1}}\n",
+		pad);
+	append_bytes(path, line);
+	free(line);
+	assert_int_equal(rollout_reader_open(path, 0, -1, &r), 0);
+	rollout_reader_lean(r, 1);
+	assert_int_equal(rollout_reader_next(r, &rec), 1);
+	assert_string_equal(rec.type, "session_meta");
+	assert_string_equal(json_string_value(json_object_get(rec.payload, "id")), "x");
+	assert_true(json_is_null(json_object_get(rec.payload, "base_instructions")));
+	assert_true(json_is_null(json_object_get(rec.payload, "dynamic_tools")));
+	assert_int_equal(rollout_reader_next(r, &rec), 1);
+	assert_true(json_is_null(json_object_get(rec.payload, "dynamic_tools")));
+	assert_int_equal(rollout_reader_next(r, &rec), 0);
+	assert_int_equal(rollout_reader_skipped(r), 0);
+	rollout_reader_close(r);
+	tu_rmrf(dir);
+	free(dir);
+	free(path);
+}
+
 /* Collect lines of a backwards scan. */
 static int
 collect_cb(void *arg, const char *line, size_t len, off_t off)
@@ -351,6 +395,7 @@ main(void)
 		cmocka_unit_test(test_torn_tail),
 		cmocka_unit_test(test_suspend),
 		cmocka_unit_test(test_hostile_lines),
+		cmocka_unit_test(test_lean_short_values),
 		cmocka_unit_test(test_scan_back),
 		cmocka_unit_test(test_summary),
 	};
