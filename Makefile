@@ -170,7 +170,7 @@ clients-test: $(BUILD)/app-server
 # Everything the tests and benchmarks run, built without running anything.
 build-all: all $(UNIT_BINS) $(INT_BINS) $(HELPER_BINS) $(BENCH_BINS) $(BUILD)/suite-runner
 
-unit: reference $(UNIT_BINS) $(HELPER_BINS)
+unit: reference $(BUILD)/app-server $(UNIT_BINS) $(HELPER_BINS)
 	@$(REFENV) sh tests/run-all.sh unit $(UNIT_BINS)
 	@$(REFENV) APP_SERVER_NO_AVX2=1 sh tests/run-all.sh unit-scalar-base64 $(BUILD)/tests/protocol/test_base64
 
@@ -180,7 +180,7 @@ suite: $(BUILD)/suite-runner
 integration: reference $(BUILD)/app-server $(INT_BINS) $(HELPER_BINS)
 	@$(REFENV) APP_SERVER_BIN=$(BUILD)/app-server sh tests/run-all.sh integration $(INT_BINS)
 
-san-test: reference $(SAN)/app-server $(SAN_UNIT_BINS) $(INT_BINS) $(HELPER_BINS)
+san-test: reference $(BUILD)/app-server $(SAN)/app-server $(SAN_UNIT_BINS) $(INT_BINS) $(HELPER_BINS)
 	@$(REFENV) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		sh tests/run-all.sh san-unit $(SAN_UNIT_BINS)
 	@$(REFENV) APP_SERVER_NO_AVX2=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \

@@ -1,6 +1,6 @@
 /*
  * The agent loop (server/agent/agent.c) driven directly, without JSON-RPC: a sink that records
- * what a turn reports, the mock model (mockmodel_main, forked) as the provider, a scratch
+ * what a turn reports, the mock model (`app-server mock-model`) as the provider, a scratch
  * workspace. Checks the loop's rules on every turn: done once and last, every item started
  * completes, approvals resolved. The wire side (notifications, server requests, their order)
  * is tested against the real daemon in tests/integration/test_turn*.c.
@@ -24,7 +24,6 @@
 #include "config/config.h"
 #include "io/http.h"
 #include "io/outq.h"
-#include "mockmodel/mockmodel.h"
 #include "protocol/xmalloc.h"
 #include "thread/worker.h"
 
@@ -44,6 +43,7 @@ struct rec {
 static char ws[64];
 static char mmdir[64];
 static pid_t mm_pid;
+static const char *mm_bin; /* $APP_SERVER_BIN, else build/app-server */
 static int mm_port;
 static struct ev_loop *loop;
 static struct http *http;
@@ -178,7 +178,12 @@ static const struct agent_sink sink = {sink_item_started, sink_item_completed, s
 	sink_usage, sink_diff, sink_plan, sink_error, sink_waiting, sink_approval,
 	sink_approval_cancel, sink_done};
 
-/* Start the mock with a script, in a child running mockmodel_main. */
+/*
+ * Start the mock with a script: `app-server mock-model` exec'd ($APP_SERVER_BIN, else
+ * build/app-server). Not mockmodel_main in a forked copy of this process: the agent's worker
+ * thread may hold malloc's lock at the fork, and the child then waits on it forever (seen
+ * under ASan).
+ */
 static void
 mm_start(const char *script)
 {
@@ -189,15 +194,18 @@ mm_start(const char *script)
 	fputs(script, f);
 	fclose(f);
 	unlink(pf);
+	if (mm_bin == NULL && (mm_bin = getenv("APP_SERVER_BIN")) == NULL)
+		mm_bin = "build/app-server";
 	mm_pid = fork();
 	if (mm_pid == 0) {
-		char *argv[] = {"mock-model", "--listen", "127.0.0.1:0", "--script", spath,
-			"--port-file", pf, NULL};
+		char *argv[] = {(char *)mm_bin, "mock-model", "--listen", "127.0.0.1:0", "--script",
+			spath, "--port-file", pf, NULL};
 		int fd = open("/dev/null", O_RDWR);
 
 		dup2(fd, 1);
 		dup2(fd, 2);
-		_exit(mockmodel_main(7, argv));
+		execv(mm_bin, argv);
+		_exit(127);
 	}
 	for (int i = 0; i < 500; i++) {
 		f = fopen(pf, "r");
