@@ -20,7 +20,6 @@ import argparse
 import base64
 import os
 import random
-import shutil
 import sys
 import tempfile
 import threading
@@ -323,13 +322,7 @@ def main():
              codes == [137] * a.at_eof, "exit codes %s" % codes)
     ch.check("exit status 0 on stdin EOF (%.1f s after it)" % eof_s, rc == 0, "got %r" % rc)
     ch.check("no command's process outlives the daemon", not eof_left, "pids %s" % eof_left)
-    san = soaklib.sanitizer_reports(os.path.join(tmp, "stderr.log"))
-    ch.check("no sanitizer reports on the daemon's stderr", not san, "; ".join(san[:3]))
-    if not ch.failed:
-        shutil.rmtree(tmp, ignore_errors=True)
-    else:
-        print("kept %s (stderr.log)" % tmp)
-    return ch.status()
+    return soaklib.finish(ch, tmp, "stderr.log")
 
 
 if __name__ == "__main__":

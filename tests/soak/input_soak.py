@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import random
-import shutil
 import sys
 import tempfile
 import threading
@@ -291,13 +290,7 @@ def main():
     ch.check("daemon alive at the end (final request answered)", "result" in fin,
              "%.200s" % fin)
     ch.check("exit status 0 on stdin EOF", rc == 0, "got %r" % rc)
-    san = soaklib.sanitizer_reports(os.path.join(tmp, "stderr.log"))
-    ch.check("no sanitizer reports on the daemon's stderr", not san, "; ".join(san[:3]))
-    if not ch.failed:
-        shutil.rmtree(tmp, ignore_errors=True)
-    else:
-        print("kept %s" % tmp)
-    return ch.status()
+    return soaklib.finish(ch, tmp, "stderr.log")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ to `on_notification`. Python 3.11 standard library only.
 """
 import json
 import os
+import shutil
 import re
 import signal
 import subprocess
@@ -431,3 +432,15 @@ class Checks:
 
     def status(self):
         return 1 if self.failed else 0
+
+
+def finish(ch, tmp, *logs):
+    """The end of every soak: no sanitizer report in the logs, the scratch folder removed
+    when everything passed (kept, and named, otherwise); the exit status."""
+    san = sanitizer_reports(*(os.path.join(tmp, name) for name in logs))
+    ch.check("no sanitizer reports on the daemon's stderr", not san, "; ".join(san[:3]))
+    if not ch.failed:
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        print("kept %s" % tmp)
+    return ch.status()

@@ -42,7 +42,6 @@ import argparse
 import json
 import os
 import random
-import shutil
 import signal
 import statistics
 import subprocess
@@ -589,13 +588,7 @@ def main():
     ch.check("phase B: items started/completed once each", not turns.item_errors,
              "; ".join(turns.item_errors[:3]))
     ch.check("mock model exits 0", mock.stop() == 0)
-    san = soaklib.sanitizer_reports(os.path.join(tmp, "stderr.log"), os.path.join(tmp, "mock.log"))
-    ch.check("no sanitizer reports on the daemon's stderr", not san, "; ".join(san[:3]))
-    if not ch.failed:
-        shutil.rmtree(tmp, ignore_errors=True)
-    else:
-        print("kept %s" % tmp)
-    return ch.status()
+    return soaklib.finish(ch, tmp, "stderr.log", "mock.log")
 
 
 if __name__ == "__main__":
