@@ -12,11 +12,12 @@
  *    ("protected path P changed during setup") and nothing runs;
  *  - while the command runs, the init is told of changes in the protected names' parent
  *    directories (an inotify instance the daemon made, guard_open / guard_arm: a SIGIO to the
- *    init); an event naming a protected name makes it
- *    look again (guard_breached), and a name no longer covered kills the whole sandbox at
- *    once, saying why on the command's stderr. The window left is the time from the host's
- *    rmdir to the init's SIGKILL (microseconds; measured in tests/integration).
- * Async-signal-safe calls only (we are in the sandbox's init).
+ *    init); an event naming a protected name makes it look again (guard_breached), and a
+ *    name no longer covered kills the whole sandbox at once, saying why on the command's
+ *    stderr; when the command ends first, it is reported killed all the same. The window
+ *    left is the time from the outside rmdir to the init's SIGKILL.
+ * guard_open runs in the daemon; the rest in the sandbox's init, with async-signal-safe calls
+ * only.
  */
 #include <sys/inotify.h>
 #include <sys/sysmacros.h>
