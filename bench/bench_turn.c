@@ -246,6 +246,10 @@ bt_text(const struct bt_opts *o, struct bench_report *rep, const struct bench_ta
 		bt_mock_stop(&m);
 		goto out;
 	}
+	/* the files mapped before any model request: the libraries loaded later are libcurl's */
+	char *idle_files = NULL;
+
+	bench_rss_files(c.d.pid, NULL, &idle_files);
 	for (long i = 0; i < n; i++)
 		all[i] = bt_turn(&c, tid, &firsts[i], rep, NULL, NULL) * 1e3;
 	for (long i = 0; i < n; i++)
@@ -267,6 +271,10 @@ bt_text(const struct bt_opts *o, struct bench_report *rep, const struct bench_ta
 	bench_val(rep, name, (double)rss / 1024.0, "MiB", upstream ? 0 : '<', 8, NULL);
 	snprintf(name, sizeof name, "%s ... of which anonymous (RssAnon)", who);
 	bench_val(rep, name, (double)bt_rss_anon(c.d.pid) / 1024.0, "MiB", 0, 0, NULL);
+	snprintf(name, sizeof name, "%s ... of which libraries mapped since the first turn", who);
+	bench_val(rep, name, (double)bench_rss_files(c.d.pid, idle_files, NULL) / 1024.0, "MiB", 0,
+		0, upstream ? NULL : "libcurl, OpenSSL and their dependencies");
+	free(idle_files);
 	bench_lc_stop(&c);
 	bt_mock_stop(&m);
 out:

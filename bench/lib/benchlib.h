@@ -121,6 +121,11 @@ double bench_daemon_close(struct bench_daemon *d, double timeout, int *status);
 
 /* /proc (procfs.c) */
 void bench_mem(pid_t pid, long *rss, long *hwm);
+/*
+ * RSS (KiB) of the file mappings whose path is not a line of before (NULL: all); paths (may
+ * be NULL) gets the mapped files, one per line (heap).
+ */
+long bench_rss_files(pid_t pid, const char *before, char **paths);
 void bench_mem_tree(pid_t pid, long *rss, long *hwm, int *nproc);
 void bench_cpu(pid_t pid, double *self, double *children);
 long long bench_sleeps(pid_t pid);

@@ -30,6 +30,56 @@ bench_mem(pid_t pid, long *rss, long *hwm)
 	fclose(f);
 }
 
+/*
+ * RSS (KiB) of a process's file mappings, summed over the files whose path is not a line of
+ * `before` (NULL: every file); with paths, the files are listed there, one per line, each once.
+ * Taken at idle and again later, it says what the libraries loaded in between cost.
+ */
+long
+bench_rss_files(pid_t pid, const char *before, char **paths)
+{
+	char path[64], line[512], cur[400] = "";
+	size_t cap = 0, len = 0;
+	long sum = 0, kb;
+	int counted = 0;
+	FILE *f;
+
+	if (paths != NULL)
+		*paths = NULL;
+	snprintf(path, sizeof path, "/proc/%d/smaps", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof line, f) != NULL) {
+		char file[400];
+
+		if (sscanf(line, "%*x-%*x %*s %*s %*s %*s %399s", file) == 1) {
+			size_t n = strlen(file);
+			const char *at = before != NULL ? strstr(before, file) : NULL;
+
+			/* a new mapping: a file, and not one seen before (a whole line of it) */
+			counted = file[0] == '/' &&
+				!(at != NULL && (at == before || at[-1] == '\n') && at[n] == '\n');
+			if (file[0] == '/' && paths != NULL && strcmp(file, cur) != 0 &&
+				(*paths == NULL || !strstr(*paths, file))) {
+				if (len + n + 2 > cap) {
+					cap = (len + n + 2) * 2;
+					*paths = realloc(*paths, cap);
+				}
+				memcpy(*paths + len, file, n);
+				len += n;
+				(*paths)[len++] = '\n';
+				(*paths)[len] = '\0';
+			}
+			snprintf(cur, sizeof cur, "%s", file);
+			continue;
+		}
+		if (counted && sscanf(line, "Rss: %ld", &kb) == 1)
+			sum += kb;
+	}
+	fclose(f);
+	return sum;
+}
+
 /* Call fn with /proc/PID/task/TID/NAME, open for reading, for each thread of a process. */
 static void
 bench_tasks(pid_t pid, const char *name, void (*fn)(FILE *, void *), void *arg)

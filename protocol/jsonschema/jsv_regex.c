@@ -22,6 +22,7 @@
 
 #include "jsv_int.h"
 #include "protocol/buf.h"
+#include "protocol/utf8.h"
 #include "protocol/xmalloc.h"
 
 #define CLASS_MAX      256	   /* items in one bracket expression */
@@ -63,28 +64,8 @@ static void
 jsv_regex_add_cp(struct jsv_regex_out *b, unsigned cp)
 {
 	char u[4];
-	size_t n;
 
-	if (cp < 0x80) {
-		u[0] = (char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		u[0] = (char)(0xc0 | (cp >> 6));
-		u[1] = (char)(0x80 | (cp & 0x3f));
-		n = 2;
-	} else if (cp < 0x10000) {
-		u[0] = (char)(0xe0 | (cp >> 12));
-		u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		u[2] = (char)(0x80 | (cp & 0x3f));
-		n = 3;
-	} else {
-		u[0] = (char)(0xf0 | (cp >> 18));
-		u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-		u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		u[3] = (char)(0x80 | (cp & 0x3f));
-		n = 4;
-	}
-	jsv_regex_add(b, u, n);
+	jsv_regex_add(b, u, utf8_encode(cp, u));
 }
 
 /* Append a code point as a literal outside brackets (escaping ERE specials). */

@@ -19,6 +19,7 @@
 #include "api.h"
 #include "config/config.h"
 #include "config/home.h"
+#include "protocol/buf.h"
 #include "protocol/version.h"
 #include "protocol/xmalloc.h"
 #include "rpc/rpc.h"
@@ -38,8 +39,8 @@ struct thread_slot {
 	ev_timer idle; /* unsubscribed: unload once idle this long (thread/closed) */
 };
 
-#define THREAD_IDLE_UNLOAD 1800.0 /* seconds, as upstream's 30 minutes */
-#define THREAD_TRIM_TURNS  256	  /* a resume answer with this many turns trims malloc */
+#define THREAD_IDLE_UNLOAD 1800.0    /* seconds, as upstream's 30 minutes */
+#define THREAD_TRIM_BYTES  (1 << 20) /* a resume answer this long trims malloc */
 
 TAILQ_HEAD(thread_slots, thread_slot);
 
@@ -392,6 +393,59 @@ thread_start(struct session *s, struct rpc_req *req, json_t *params)
 	rpc_notify(s->rpc, "thread/started", json_pack("{s:o}", "thread", thread));
 }
 
+static int
+thread_text_cb(const char *p, size_t n, void *arg)
+{
+	return buf_add(arg, p, n) == 0 ? 0 : -1;
+}
+
+void
+thread_api_reply_thread(
+	struct rpc_req *req, json_t *thread, const char *turns, size_t turns_len, json_t *rest)
+{
+	static const char tail[] = "\"turns\":[]}"; /* the Thread's last member */
+	const size_t tl = sizeof tail - 1;
+	struct buf b;
+	size_t mark;
+	int r;
+
+	buf_init(&b, SIZE_MAX / 2);
+	r = buf_adds(&b, "{\"thread\":");
+	mark = b.len;
+	if (r == 0 && json_dump_callback(thread, thread_text_cb, &b, JSON_COMPACT) != 0)
+		r = -E2BIG;
+	if (r == 0 && turns != NULL) {
+		if (b.len - mark < tl || memcmp(b.ptr + b.len - tl, tail, tl) != 0) {
+			r = -EINVAL;
+		} else {
+			buf_truncate(&b, b.len - 3);
+			if ((r = buf_add(&b, turns, turns_len)) == 0)
+				r = buf_addc(&b, '}');
+		}
+	}
+	if (r == 0 && rest != NULL && json_object_size(rest) > 0) {
+		mark = b.len;
+		if ((r = buf_addc(&b, ',')) == 0 &&
+			json_dump_callback(rest, thread_text_cb, &b, JSON_COMPACT) != 0)
+			r = -E2BIG;
+		/* the rest's own braces go: its members follow the thread's */
+		if (r == 0) {
+			memmove(b.ptr + mark + 1, b.ptr + mark + 2, b.len - mark - 2);
+			buf_truncate(&b, b.len - 2);
+		}
+	}
+	if (r == 0)
+		r = buf_addc(&b, '}');
+	if (r == 0)
+		rpc_reply_raw(req, b.ptr, b.len);
+	else
+		rpc_reply_errorf(
+			req, RPC_INTERNAL_ERROR, "failed to write the thread: %s", strerror(-r));
+	buf_free(&b);
+	json_decref(thread);
+	json_decref(rest);
+}
+
 /* thread/resume: the answer once the turns were read on the store's worker. */
 struct thread_resume {
 	struct session *s;
@@ -400,11 +454,12 @@ struct thread_resume {
 };
 
 static void
-thread_resume_read_cb(void *arg, int r, json_t *thread, const char *cause)
+thread_resume_read_cb(
+	void *arg, int r, json_t *thread, const char *turns, size_t turns_len, const char *cause)
 {
 	struct thread_resume *x = arg;
 	struct store_thread *t = thread_api_loaded(x->s, x->id);
-	int big;
+	json_t *rest;
 
 	if (r != 0 || t == NULL) {
 		thread_api_error(x->req, r != 0 ? r : -ENOENT, cause, NULL);
@@ -412,11 +467,13 @@ thread_resume_read_cb(void *arg, int r, json_t *thread, const char *cause)
 		free(x);
 		return;
 	}
-	/* A long history's objects are freed once answered: give their pages back. */
-	big = json_array_size(json_object_get(thread, "turns")) >= THREAD_TRIM_TURNS;
-	rpc_reply(x->req, thread_result(t, thread));
+	/* thread_result's members without the thread, which goes first as text */
+	rest = thread_result(t, json_null());
+	json_object_del(rest, "thread");
+	thread_api_reply_thread(x->req, thread, turns, turns_len, rest);
 	free(x);
-	if (big)
+	/* a long answer's buffers are freed by now: give their pages back */
+	if (turns_len >= THREAD_TRIM_BYTES)
 		malloc_trim(0);
 }
 

@@ -33,6 +33,13 @@ void thread_api_shutdown(struct session *s);
 
 /* Answer a store error (r < 0) in upstream's terms: -32600 / -32602 (+ data) / -32603. */
 void thread_api_error(struct rpc_req *req, int r, const char *cause, const char *cursor);
+/*
+ * Answer {"thread": thread, ...rest}: thread (stolen) ends with "turns":[], replaced by turns
+ * (JSON text, may be NULL: kept empty) without parsing it; rest (stolen, may be NULL) holds the
+ * other members of the result.
+ */
+void thread_api_reply_thread(
+	struct rpc_req *req, json_t *thread, const char *turns, size_t turns_len, json_t *rest);
 /* Send a thread notification (params stolen) when the connection is subscribed to it. */
 void thread_api_notify(
 	struct session *s, const char *thread_id, const char *method, json_t *params);

@@ -33,7 +33,8 @@ thread_read_store(struct session *s, struct rpc_req *req)
 
 /* thread/read's answer, once the store read the thread (turns off the loop). */
 static void
-thread_read_cb(void *arg, int r, json_t *thread, const char *cause)
+thread_read_cb(
+	void *arg, int r, json_t *thread, const char *turns, size_t turns_len, const char *cause)
 {
 	struct rpc_req *req = arg;
 
@@ -42,7 +43,7 @@ thread_read_cb(void *arg, int r, json_t *thread, const char *cause)
 		json_decref(thread);
 		return;
 	}
-	rpc_reply(req, json_pack("{s:o}", "thread", thread));
+	thread_api_reply_thread(req, thread, turns, turns_len, NULL);
 }
 
 static void

@@ -10,6 +10,7 @@
 #include "history.h"
 #include "history_int.h"
 #include "rollout.h"
+#include "rollout_writer.h"
 #include "item.h"
 #include "rollout_summary.h"
 #include "uuidv7.h"
@@ -22,6 +23,10 @@ history_new(void)
 
 	h->turns = json_array();
 	h->next_item = 1;
+	/* history_text.c's scratch; a v2 item may be longer than its record (escapes, argv) */
+	buf_init(&h->item, 2 * ROLLOUT_LINE_MAX);
+	buf_init(&h->turn_id, ROLLOUT_LINE_MAX);
+	buf_init(&h->tmp, ROLLOUT_LINE_MAX);
 	return h;
 }
 
@@ -176,12 +181,11 @@ history_find(struct history *h, const char *turn_id)
 	return NULL;
 }
 
-/* Insert or replace (by id) an item in turn t; item is stolen. */
+/* Insert or replace (by id) an item in turn t; item is stolen, id (may be NULL) borrowed. */
 void
-history_upsert(struct history *h, json_t *t, json_t *item)
+history_upsert_id(struct history *h, json_t *t, json_t *item, const char *id)
 {
 	json_t *items = json_object_get(t, "items");
-	const char *id = item_id(item);
 
 	if (t == h->cur && id != NULL) {
 		json_t *at = json_object_get(h->ids, id);
@@ -192,16 +196,27 @@ history_upsert(struct history *h, json_t *t, json_t *item)
 		}
 		json_object_set_new(h->ids, id, json_integer((json_int_t)json_array_size(items)));
 	} else if (id != NULL) {
+		struct buf tmp;
+
+		buf_init(&tmp, ROLLOUT_LINE_MAX);
 		for (size_t i = json_array_size(items); i-- > 0;) {
-			const char *other = item_id(json_array_get(items, i));
+			const char *other = history_item_key(json_array_get(items, i), &tmp);
 
 			if (other != NULL && strcmp(other, id) == 0) {
 				json_array_set_new(items, i, item);
+				buf_free(&tmp);
 				return;
 			}
 		}
+		buf_free(&tmp);
 	}
 	json_array_append_new(items, item);
+}
+
+void
+history_upsert(struct history *h, json_t *t, json_t *item)
+{
+	history_upsert_id(h, t, item, item_id(item));
 }
 
 /* An "item-N" id for records that carry none. */
@@ -226,21 +241,17 @@ history_item_times(json_t *item, json_t *payload)
 		json_is_integer(c) && json_integer_value(c) != 0 ? json_incref(c) : json_null());
 }
 
-/* item_completed / item_started: a canonical item for a turn by id. */
-static void
-history_item_event(struct history *h, const struct rollout_rec *rec)
+/*
+ * Place an item (stolen; id borrowed, may be NULL) in its turn: the one with turn_id, else the
+ * open one. A canonical message means the file's old-style message events are duplicates.
+ */
+void
+history_item_place(struct history *h, const struct rollout_rec *rec, const char *turn_id,
+	int message, json_t *item, const char *id)
 {
-	json_t *core = json_object_get(rec->payload, "item");
-	const char *turn_id = json_string_value(json_object_get(rec->payload, "turn_id"));
-	const char *ctype = json_string_value(json_object_get(core, "type"));
-	json_t *item, *t;
+	json_t *t;
 
-	item = item_from_core(core);
-	if (item == NULL)
-		return;
-	history_item_times(item, rec->payload);
-	if (ctype != NULL &&
-		(strcmp(ctype, "UserMessage") == 0 || strcmp(ctype, "AgentMessage") == 0))
+	if (message)
 		h->legacy_done = 1; /* this file has canonical messages: ignore the old events */
 	t = turn_id != NULL ? history_find(h, turn_id) : NULL;
 	if (t == NULL && (h->cur == NULL || turn_id == NULL)) {
@@ -252,104 +263,26 @@ history_item_event(struct history *h, const struct rollout_rec *rec)
 		json_decref(item); /* a turn this history never opened: dropped, as upstream does */
 		return;
 	}
-	history_upsert(h, t, item);
+	history_upsert_id(h, t, item, id);
 }
 
-/* The integer after `key` in [p, end) as a JSON value (null when absent or not a number). */
-static json_t *
-history_int_after(const char *p, const char *end, const char *key)
-{
-	size_t kl = strlen(key);
-	const char *at = memmem(p, (size_t)(end - p), key, kl);
-	char num[24];
-	size_t n = 0;
-
-	if (at == NULL)
-		return json_null();
-	for (at += kl;
-		at < end && n < sizeof num - 1 && (*at == '-' || (*at >= '0' && *at <= '9'));)
-		num[n++] = *at++;
-	num[n] = '\0';
-	return n > 0 ? json_integer(strtoll(num, NULL, 10)) : json_null();
-}
-
-/*
- * item_completed read from its text (upstream's key order: type, thread_id, turn_id, item,
- * started_at_ms, completed_at_ms): only the item is parsed, not the envelope around it. 0, or
- * -1 when the text has another shape (the caller parses it whole).
- */
-static int
-history_item_text(struct history *h, const struct rollout_rec *rec)
-{
-	const char *line = rec->line, *end = line + rec->len, *item, *v, *ve, *tk, *te;
-	struct rollout_rec fake = *rec;
-	char ts[40];
-	json_t *core, *payload;
-
-	item = memmem(line, rec->len, "\"item\":", 7);
-	tk = item ? memmem(line, (size_t)(item - line), "\"turn_id\":\"", 11) : NULL;
-	if (tk == NULL || (ve = rollout_skip_value(v = item + 7, end)) == NULL)
-		return -1;
-	tk += 11;
-	te = memchr(tk, '"', (size_t)(item - tk));
-	if (te == NULL || memchr(tk, '\\', (size_t)(te - tk)) != NULL)
-		return -1;
-	if ((core = json_loadb(v, (size_t)(ve - v), 0, NULL)) == NULL)
-		return -1;
-	payload = json_pack("{s:s%,s:o,s:o,s:o}", "turn_id", tk, (size_t)(te - tk), "item", core,
-		"started_at_ms", history_int_after(ve, end, "\"started_at_ms\":"),
-		"completed_at_ms", history_int_after(ve, end, "\"completed_at_ms\":"));
-	fake.ms = 0;
-	if (rec->len > 16 && strncmp(line, "{\"timestamp\":\"", 14) == 0) {
-		const char *q = memchr(line + 14, '"', rec->len - 14);
-
-		if (q != NULL && q - (line + 14) < (long)sizeof ts) {
-			memcpy(ts, line + 14, (size_t)(q - (line + 14)));
-			ts[q - (line + 14)] = '\0';
-			if (rollout_ts_parse(ts, &fake.ms) != 0)
-				fake.ms = 0;
-		}
-	}
-	fake.payload = payload;
-	history_item_event(h, &fake);
-	json_decref(payload);
-	return 0;
-}
-
-static void history_dispatch(struct history *h, const struct rollout_rec *rec);
-
-/* A record the reader left unparsed: the fast path, or a full parse when it does not fit. */
+/* item_completed / item_started: a canonical item for a turn by id. */
 static void
-history_raw_record(struct history *h, const struct rollout_rec *rec)
+history_item_event(struct history *h, const struct rollout_rec *rec)
 {
-	struct rollout_rec full;
-	json_t *root;
+	json_t *core = json_object_get(rec->payload, "item");
+	const char *turn_id = json_string_value(json_object_get(rec->payload, "turn_id"));
+	const char *ctype = json_string_value(json_object_get(core, "type"));
+	json_t *item;
 
-	if (strcmp(rec->ptype, "item_completed") == 0 && history_item_text(h, rec) == 0)
+	item = item_from_core(core);
+	if (item == NULL)
 		return;
-	root = json_loadb(rec->line, rec->len, 0, NULL);
-	if (root != NULL && rollout_rec_from(root, &full) == 0) {
-		full.off = rec->off;
-		full.len = rec->len;
-		full.line = rec->line;
-		history_dispatch(h, &full);
-	}
-	json_decref(root);
-}
-
-/* Records read from their text by history_raw_record. */
-static int
-history_raw(const char *type, const char *ptype)
-{
-	return strcmp(type, "event_msg") == 0 && strcmp(ptype, "item_completed") == 0;
-}
-
-void
-history_reader(struct rollout_reader *r)
-{
-	rollout_reader_filter(r, history_filter);
-	rollout_reader_raw(r, history_raw);
-	rollout_reader_lean(r, 1);
+	history_item_times(item, rec->payload);
+	history_item_place(h, rec, turn_id,
+		ctype != NULL &&
+			(strcmp(ctype, "UserMessage") == 0 || strcmp(ctype, "AgentMessage") == 0),
+		item, item_id(item));
 }
 
 /* task_complete / turn_aborted: status and times, then close. */
@@ -438,7 +371,7 @@ history_rollback(struct history *h, const struct rollout_rec *rec)
 }
 
 /* Dispatch one parsed record. */
-static void
+void
 history_dispatch(struct history *h, const struct rollout_rec *rec)
 {
 	const char *pt = rec->ptype;
@@ -518,6 +451,9 @@ history_free(struct history *h)
 	json_decref(h->turns);
 	json_decref(h->cur);
 	json_decref(h->ids);
+	buf_free(&h->item);
+	buf_free(&h->turn_id);
+	buf_free(&h->tmp);
 	free(h);
 }
 

@@ -29,6 +29,11 @@ typedef void (*history_sink_fn)(void *arg, json_t *turn);
 struct history *history_new(void);
 /* Hand turns to sink as they close instead of keeping them. */
 void history_sink(struct history *h, history_sink_fn fn, void *arg);
+/*
+ * Keep items as their v2 JSON text instead of objects (a long history without a tree per
+ * item); the turns history_finish returns then go out through history_turns_text only.
+ */
+void history_text(struct history *h);
 /* Ignore thread_rolled_back records (a window of a file whose turn list is already known). */
 void history_ignore_rollbacks(struct history *h);
 /* One record, in file order. */
@@ -40,6 +45,9 @@ void history_feed(struct history *h, const struct rollout_rec *rec);
  */
 json_t *history_finish(struct history *h, int live);
 void history_free(struct history *h);
+/* Turns (history_finish's, text mode or not) as a JSON array appended to out; 0 or -E2BIG. */
+struct buf;
+int history_turns_text(json_t *turns, struct buf *out);
 /* The records history_feed uses (a reader filter). */
 int history_filter(const char *type, const char *ptype);
 /* Set a reader up for history: the filter, items read from their text, lean session_meta. */

@@ -68,7 +68,8 @@ history_legacy_reasoning(struct history *h, const struct rollout_rec *rec, const
 		return;
 	t = history_ensure(h, rec);
 	items = json_object_get(t, "items");
-	last = json_array_get(items, json_array_size(items) - 1);
+	last = json_array_size(items) > 0 ? history_item_obj(items, json_array_size(items) - 1)
+					  : NULL;
 	if (last != NULL &&
 		strcmp(json_string_value(json_object_get(last, "type")), "reasoning") == 0) {
 		json_array_append_new(json_object_get(last, field), json_string(text));

@@ -38,12 +38,12 @@ item_id(json_t *item)
 
 /* snake_case -> camelCase. */
 char *
-item_camel(const char *s)
+item_camel_n(const char *s, size_t n)
 {
-	char *out = xmalloc(strlen(s) + 1), *o = out;
+	char *out = xmalloc(n + 1), *o = out;
 	int up = 0;
 
-	for (; *s != '\0'; s++) {
+	for (const char *end = s + n; s < end; s++) {
 		if (*s == '_') {
 			up = o != out;
 			continue;
@@ -53,6 +53,12 @@ item_camel(const char *s)
 	}
 	*o = '\0';
 	return out;
+}
+
+char *
+item_camel(const char *s)
+{
+	return item_camel_n(s, strlen(s));
 }
 
 /* camelCase (or PascalCase) -> snake_case. */
@@ -224,7 +230,7 @@ item_rekey(json_t *src, const char *type, char *(*rename)(const char *))
 }
 
 /* Core parsed_cmd entries -> v2 commandActions. */
-static json_t *
+json_t *
 item_actions_from_core(json_t *parsed)
 {
 	json_t *out = json_array(), *a;
@@ -256,8 +262,11 @@ item_duration_ms(json_t *d)
 		return json_incref(d);
 	if (!json_is_object(d))
 		return json_null();
-	return json_integer(json_integer_value(json_object_get(d, "secs")) * 1000 +
-		json_integer_value(json_object_get(d, "nanos")) / 1000000);
+	/* unsigned: a huge secs wraps instead of overflowing */
+	return json_integer((
+		json_int_t)((unsigned long long)json_integer_value(json_object_get(d, "secs")) *
+			1000u +
+		(unsigned long long)(json_integer_value(json_object_get(d, "nanos")) / 1000000)));
 }
 
 /* Strip the file:// upstream puts in front of some paths. */

@@ -61,7 +61,6 @@ int
 rollout_ts_parse(const char *s, int64_t *ms)
 {
 	int y, mo, d, h, mi, sec, frac = 0, fd = 0;
-	struct tm tm = {0};
 	const char *p = s;
 
 	if (rollout_digits(&p, 4, &y) || *p++ != '-' || rollout_digits(&p, 2, &mo) || *p++ != '-' ||
@@ -97,13 +96,17 @@ rollout_ts_parse(const char *s, int64_t *ms)
 	}
 	if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
 		return -EINVAL;
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = sec;
-	*ms = ((int64_t)timegm(&tm) - (int64_t)off * 60) * 1000 + frac;
+	/*
+	 * Days since the epoch of the proleptic Gregorian date (Howard Hinnant's
+	 * days_from_civil): timegm's answer, without its locking and normalisation, for every
+	 * record of a long history. A day past the month's end counts on, as timegm does.
+	 */
+	int64_t ya = mo <= 2 ? y - 1 : y, era = (ya >= 0 ? ya : ya - 399) / 400;
+	int64_t yoe = ya - era * 400, mp = (mo + 9) % 12;
+	int64_t doy = (153 * mp + 2) / 5 + d - 1, doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	int64_t days = era * 146097 + doe - 719468;
+
+	*ms = ((days * 86400 + h * 3600 + mi * 60 + sec) - (int64_t)off * 60) * 1000 + frac;
 	return 0;
 }
 

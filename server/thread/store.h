@@ -93,10 +93,9 @@ json_t *store_thread_json(struct store_thread *t, json_t *turns);
 /* Its turns from the rollout (new reference) or NULL with *cause. */
 json_t *store_thread_turns(struct store_thread *t, char **cause);
 /*
- * The same turns as JSON text (an array) appended to out, built one turn at a time: memory
- * stays at one turn's objects plus the text, where the tree of a 5,000-item thread costs
- * ~10 MiB. For a caller that splices the text into its answer. 0 or -errno (-E2BIG past out's
- * ceiling).
+ * The same turns as JSON text (an array) appended to out, each item kept as text from record
+ * to answer (history_text): no tree per item, where a 5,000-item thread's tree costs ~10 MiB.
+ * For a caller that splices the text into its answer. 0, or -EIO with *cause.
  */
 int store_thread_turns_text(struct store_thread *t, struct buf *out, char **cause);
 
@@ -144,12 +143,18 @@ int store_read(struct store *s, const char *id, int include_turns, json_t **thre
 /* Receives a result (stolen) or r < 0 and cause; runs on the loop thread. */
 typedef void (*store_json_fn)(void *arg, int r, json_t *result, const char *cause);
 /*
+ * Receives the wire Thread (stolen; its "turns" is [], the last member) and, when asked, the
+ * turns as JSON text (borrowed for the call), or r < 0 and cause; runs on the loop thread.
+ */
+typedef void (*store_thread_fn)(
+	void *arg, int r, json_t *thread, const char *turns, size_t turns_len, const char *cause);
+/*
  * thread/read with the history built on the read worker, so a long history never holds the
- * loop: cb gets the Thread (with turns when asked). A loaded thread's rollout is read up to what
- * was written when this was called. Without a loop, cb runs before this returns.
+ * loop; the turns come as text, never a tree (history_text). A loaded thread's rollout is read
+ * up to what was written when this was called. Without a loop, cb runs before this returns.
  */
 void store_read_async(
-	struct store *s, const char *id, int include_turns, store_json_fn cb, void *arg);
+	struct store *s, const char *id, int include_turns, store_thread_fn cb, void *arg);
 
 /* thread/list parameters (wire names; arrays borrowed). */
 struct store_list_params {

@@ -11,17 +11,19 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include "history.h"
 #include "record.h"
 #include "rollout_writer.h"
 #include "store.h"
 #include "tindex.h"
 #include "worker.h"
 
-#define STORE_TURNIDX_CACHE 16	      /* turn indexes kept (LRU) for paging */
-#define STORE_PENDING_LISTS 1024      /* list requests queued while the index is built */
-#define STORE_OPEN_WRITERS  128	      /* idle loaded threads beyond this give their fd back */
-#define STORE_TRIM_BYTES    (1 << 20) /* a history read from a file this big trims malloc */
-#define STORE_SIGNATURE_GAP 0.5	      /* seconds: rescan soon after the folders changed */
+#define STORE_TURNIDX_CACHE  16	       /* turn indexes kept (LRU) for paging */
+#define STORE_PENDING_LISTS  1024      /* list requests queued while the index is built */
+#define STORE_OPEN_WRITERS   128       /* idle loaded threads beyond this give their fd back */
+#define STORE_TRIM_BYTES     (1 << 20) /* a history read from a file this big trims malloc */
+#define STORE_TURNS_TEXT_MAX (2 * (size_t)HISTORY_MAX_BYTES) /* a whole history as text */
+#define STORE_SIGNATURE_GAP  0.5 /* seconds: rescan soon after the folders changed */
 
 /* A loaded thread. */
 struct store_thread {
@@ -113,5 +115,17 @@ void store_turnidx_forget(struct store *s, const char *path);
 void store_limit_writers(struct store *s);
 /* Free a loaded thread's memory (no I/O). */
 void store_thread_free(struct store_thread *t);
+
+/*
+ * Turns of a rollout up to `end` (< 0: all), as trees or with items kept as text (text); live:
+ * an unfinished last turn is still running. NULL with *cause when it cannot be read whole.
+ */
+json_t *store_history(const char *path, off_t end, int live, int text, char **cause);
+/*
+ * Turns of a rollout up to `end` (< 0: all) as JSON text appended to out, items kept as text
+ * from record to answer (history_text); live: an unfinished last turn is still running.
+ * 0, or -EIO with *cause.
+ */
+int store_file_turns_text(const char *path, off_t end, int live, struct buf *out, char **cause);
 
 #endif

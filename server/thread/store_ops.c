@@ -87,9 +87,12 @@ store_meta_json(
 	return t;
 }
 
-/* Turns of a rollout up to `end` (< 0: all); live: an unfinished last turn is still running. */
-static json_t *
-store_file_turns(const char *path, off_t end, int live, char **cause)
+/*
+ * Turns of a rollout up to `end` (< 0: all), as trees or with items kept as text (text); live:
+ * an unfinished last turn is still running. NULL with *cause when it cannot be read whole.
+ */
+json_t *
+store_history(const char *path, off_t end, int live, int text, char **cause)
 {
 	struct rollout_reader *r;
 	struct rollout_rec rec;
@@ -102,11 +105,13 @@ store_file_turns(const char *path, off_t end, int live, char **cause)
 		return NULL;
 	}
 	h = history_new();
+	if (text)
+		history_text(h);
 	history_reader(r);
 	while (rollout_reader_next(r, &rec) == 1)
 		history_feed(h, &rec);
 	rollout_reader_close(r);
-	turns = history_finish(h, 0);
+	turns = history_finish(h, live);
 	history_free(h);
 	if (turns == NULL)
 		*cause = xasprintf(
@@ -136,7 +141,7 @@ store_read(struct store *s, const char *id, int include_turns, json_t **thread, 
 		*cause = xasprintf("thread not loaded: %s", canon);
 		return r;
 	}
-	if (include_turns && (turns = store_file_turns(m.path, -1, 0, cause)) == NULL) {
+	if (include_turns && (turns = store_history(m.path, -1, 0, 0, cause)) == NULL) {
 		thread_meta_clear(&m);
 		return -EIO;
 	}
@@ -345,18 +350,35 @@ store_update_git(struct store *s, const char *id, json_t *patch, json_t **thread
 	return 0;
 }
 
-/* A thread/read whose history is built on the read worker. */
+/* A thread/read whose history is built on the read worker, as text. */
 struct store_read_job {
 	struct store *s;
 	struct thread_meta m;
 	json_t *status; /* a loaded thread's status when posted, or NULL */
-	int loaded, live, include;
+	int loaded, live, include, r;
 	off_t end;
-	json_t *turns;
+	struct buf turns;
 	char *cause;
-	store_json_fn cb;
+	store_thread_fn cb;
 	void *arg;
 };
+
+int
+store_file_turns_text(const char *path, off_t end, int live, struct buf *out, char **cause)
+{
+	json_t *turns = store_history(path, end, live, 1, cause);
+	int r = 0;
+
+	if (turns == NULL)
+		return -EIO;
+	if (history_turns_text(turns, out) != 0) {
+		*cause = xasprintf(
+			"%s is too large to return whole; page it with thread/turns/list", path);
+		r = -EIO;
+	}
+	json_decref(turns);
+	return r;
+}
 
 static void
 store_read_run(void *arg)
@@ -366,11 +388,11 @@ store_read_run(void *arg)
 	struct stat st;
 
 	if (j->include && j->m.path != NULL)
-		j->turns = store_file_turns(j->m.path, j->end, j->live, &j->cause);
+		j->r = store_file_turns_text(j->m.path, j->end, j->live, &j->turns, &j->cause);
 	else if (j->include)
-		j->turns = json_array();
+		j->r = buf_adds(&j->turns, "[]");
 	/*
-	 * A long history leaves its parse garbage (every record's objects, freed) in this
+	 * A long history leaves its parse garbage (the records' objects, freed) in this
 	 * thread's malloc arena: hand those pages back now, so serving it peaks lower.
 	 */
 	if (j->include && j->m.path != NULL && stat(j->m.path, &st) == 0 &&
@@ -383,20 +405,22 @@ store_read_done(void *arg)
 {
 	struct store_read_job *j = arg;
 
-	if (j->include && j->turns == NULL) {
-		j->cb(j->arg, -EIO, NULL, j->cause ? j->cause : "failed to read the thread");
+	if (j->r != 0) {
+		j->cb(j->arg, j->r, NULL, NULL, 0,
+			j->cause ? j->cause : "failed to read the thread");
 		json_decref(j->status);
 	} else {
-		j->cb(j->arg, 0, store_meta_json(j->s, &j->m, j->status, j->turns, j->loaded),
-			NULL);
+		j->cb(j->arg, 0, store_meta_json(j->s, &j->m, j->status, NULL, j->loaded),
+			j->include ? buf_str(&j->turns) : NULL, j->turns.len, NULL);
 	}
+	buf_free(&j->turns);
 	thread_meta_clear(&j->m);
 	free(j->cause);
 	free(j);
 }
 
 void
-store_read_async(struct store *s, const char *id, int include_turns, store_json_fn cb, void *arg)
+store_read_async(struct store *s, const char *id, int include_turns, store_thread_fn cb, void *arg)
 {
 	struct store_read_job *j;
 	struct store_thread *t;
@@ -404,11 +428,12 @@ store_read_async(struct store *s, const char *id, int include_turns, store_json_
 	int r;
 
 	if ((r = store_check_id(id, canon, &cause)) != 0) {
-		cb(arg, r, NULL, cause);
+		cb(arg, r, NULL, NULL, 0, cause);
 		free(cause);
 		return;
 	}
 	j = xcalloc(1, sizeof *j);
+	buf_init(&j->turns, STORE_TURNS_TEXT_MAX);
 	j->s = s;
 	j->include = include_turns;
 	j->cb = cb;
@@ -426,7 +451,7 @@ store_read_async(struct store *s, const char *id, int include_turns, store_json_
 	} else if ((r = store_find(s, canon, &j->m, &cause)) != 0) {
 		free(cause);
 		cause = xasprintf("thread not loaded: %s", canon);
-		cb(arg, r, NULL, cause);
+		cb(arg, r, NULL, NULL, 0, cause);
 		free(cause);
 		free(j);
 		return;

@@ -449,90 +449,19 @@ store_unload(struct store_thread *t)
 json_t *
 store_thread_turns(struct store_thread *t, char **cause)
 {
-	struct rollout_reader *r;
-	struct rollout_rec rec;
-	struct history *h;
-	json_t *turns;
-	int e;
-
 	if (t->w == NULL)
 		return json_array();
-	if ((e = rollout_reader_open(t->meta.path, 0, rollout_writer_size(t->w), &r)) != 0) {
-		*cause = xasprintf("failed to read %s: %s", t->meta.path, strerror(-e));
-		return NULL;
-	}
-	h = history_new();
-	history_reader(r);
-	while (rollout_reader_next(r, &rec) == 1)
-		history_feed(h, &rec);
-	rollout_reader_close(r);
-	turns = history_finish(h, t->turn_id[0] != '\0');
-	history_free(h);
-	if (turns == NULL)
-		*cause = xasprintf("thread %s is too large to return whole; page it with "
-				   "thread/turns/list",
-			t->meta.id);
-	return turns;
-}
-
-/* Where streamed turns go: text, separated by commas. */
-struct store_text_sink {
-	struct buf *out;
-	int n, r;
-};
-
-static int
-store_text_dump_cb(const char *p, size_t n, void *arg)
-{
-	return buf_add(arg, p, n) == 0 ? 0 : -1;
-}
-
-/* One finished turn: appended as text, then freed. */
-static void
-store_text_turn_cb(void *arg, json_t *turn)
-{
-	struct store_text_sink *ts = arg;
-
-	if (ts->r == 0 &&
-		((ts->n++ > 0 && buf_addc(ts->out, ',') != 0) ||
-			json_dump_callback(turn, store_text_dump_cb, ts->out, JSON_COMPACT) != 0))
-		ts->r = -E2BIG;
-	json_decref(turn);
+	return store_history(
+		t->meta.path, rollout_writer_size(t->w), t->turn_id[0] != '\0', 0, cause);
 }
 
 int
 store_thread_turns_text(struct store_thread *t, struct buf *out, char **cause)
 {
-	struct store_text_sink ts = {.out = out};
-	struct rollout_reader *r;
-	struct rollout_rec rec;
-	struct history *h;
-	int e;
-
-	if (buf_addc(out, '[') != 0)
-		return -E2BIG;
-	if (t->w != NULL) {
-		if ((e = rollout_reader_open(t->meta.path, 0, rollout_writer_size(t->w), &r)) !=
-			0) {
-			*cause = xasprintf("failed to read %s: %s", t->meta.path, strerror(-e));
-			return e;
-		}
-		h = history_new();
-		history_sink(h, store_text_turn_cb, &ts);
-		history_reader(r);
-		while (rollout_reader_next(r, &rec) == 1)
-			history_feed(h, &rec);
-		rollout_reader_close(r);
-		json_decref(history_finish(h, t->turn_id[0] != '\0'));
-		history_free(h);
-	}
-	if (ts.r == 0 && buf_addc(out, ']') != 0)
-		ts.r = -E2BIG;
-	if (ts.r != 0)
-		*cause = xasprintf("thread %s is too large to return whole; page it with "
-				   "thread/turns/list",
-			t->meta.id);
-	return ts.r;
+	if (t->w == NULL)
+		return buf_adds(out, "[]");
+	return store_file_turns_text(
+		t->meta.path, rollout_writer_size(t->w), t->turn_id[0] != '\0', out, cause);
 }
 
 /* Idle threads (no running turn) give their fd back, least recently written first. */

@@ -11,7 +11,7 @@
 
 FUZZ_CC      ?= clang
 FUZZ_TIME    ?= 60
-FUZZ_TARGETS := rpc sse toml base64 rollout apply_patch gitignore
+FUZZ_TARGETS := rpc sse toml base64 rollout apply_patch gitignore jscan item
 FUZZ_SANFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 # clang (not gcc) flags the unevaluated arms of base64.c's table-building ternaries.
 FUZZ_WARN    := $(WARN) -Wno-constant-conversion
@@ -30,6 +30,8 @@ FUZZ_MAXLEN_base64      := 4096
 FUZZ_MAXLEN_rollout     := 65536
 FUZZ_MAXLEN_apply_patch := 4096
 FUZZ_MAXLEN_gitignore   := 4096
+FUZZ_MAXLEN_jscan       := 4096
+FUZZ_MAXLEN_item        := 16384
 
 # A target is fuzz_<name>.c plus its helpers fuzz_<name>_*.c, on the instrumented core library.
 fuzz_srcs = tests/fuzz/fuzz_$(1).c $(filter-out tests/fuzz/fuzz_$(1).c,$(wildcard tests/fuzz/fuzz_$(1)_*.c))

@@ -2,7 +2,8 @@
  * libFuzzer target for reading rollouts (server/thread/rollout_reader.c) and rebuilding their
  * turns (server/thread/history*.c): the input is written to a scratch file, which is then
  * read the ways the daemon reads one:
- *   - thread/read with turns: history_reader + history_feed + history_finish (live or not);
+ *   - thread/read with turns: history_reader + history_feed + history_finish (live or not),
+ *     as trees and in text mode, which must write exactly the turns the trees hold;
  *   - thread/turns/list pages: a window [from, to) of the file, sink mode, rollbacks ignored;
  *   - the index summary (rollout_summarize: head and tail) and the names file read backwards
  *     (names_load / names_lookup on a CODEX_HOME holding the input as session_index.jsonl);
@@ -20,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "protocol/buf.h"
 #include "thread/history.h"
 #include "thread/names.h"
 #include "thread/rollout_reader.h"
@@ -51,18 +53,20 @@ fuzz_back_cb(void *arg, const char *line, size_t len, off_t off)
 	return ++*n >= 64;
 }
 
-/* The history of [from, to) (to < 0: to the end). */
-static void
-fuzz_history(off_t from, off_t to, int sink, int live)
+/* The history of [from, to) (to < 0: to the end); its turns unless sunk. */
+static json_t *
+fuzz_history(off_t from, off_t to, int sink, int live, int text)
 {
 	struct rollout_reader *r;
 	struct rollout_rec rec;
 	struct history *h;
-	json_t *got = json_array();
+	json_t *got = json_array(), *turns;
 
 	if (rollout_reader_open(fuzz_path, from, to, &r) != 0)
 		abort();
 	h = history_new();
+	if (text)
+		history_text(h);
 	if (sink) {
 		history_sink(h, fuzz_sink, got);
 		history_ignore_rollbacks(h);
@@ -71,9 +75,37 @@ fuzz_history(off_t from, off_t to, int sink, int live)
 	while (rollout_reader_next(r, &rec) == 1)
 		history_feed(h, &rec);
 	rollout_reader_close(r);
-	json_decref(history_finish(h, live));
+	turns = history_finish(h, live);
 	history_free(h);
 	json_decref(got);
+	return turns;
+}
+
+/* Text mode (thread/read, resume) writes exactly the turns the tree mode builds. */
+static void
+fuzz_text_mode(int live)
+{
+	json_t *tree = fuzz_history(0, -1, 0, live, 0), *text = fuzz_history(0, -1, 0, live, 1);
+	json_t *parsed;
+	struct buf out;
+	char *want, *got;
+
+	buf_init(&out, 1u << 30);
+	if (tree == NULL || text == NULL || history_turns_text(text, &out) != 0 ||
+		(parsed = json_loadb(out.ptr, out.len, 0, NULL)) == NULL)
+		abort();
+	want = json_dumps(tree, JSON_COMPACT);
+	got = json_dumps(parsed, JSON_COMPACT);
+	if (strcmp(want, got) != 0) {
+		fprintf(stderr, "text mode differs\n want %s\n  got %s\n", want, got);
+		abort();
+	}
+	free(want);
+	free(got);
+	json_decref(parsed);
+	json_decref(tree);
+	json_decref(text);
+	buf_free(&out);
 }
 
 /* Every record, with the reader's modes chosen by mode's bits. */
@@ -123,9 +155,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(size > 0 && write(fd, data, size) != (ssize_t)size))
 		abort();
 
-	fuzz_history(0, -1, 0, mode & 8);
-	fuzz_history(cut, -1, 1, mode & 16);
-	fuzz_history(0, cut, 1, 0);
+	fuzz_text_mode(mode & 8);
+	json_decref(fuzz_history(cut, -1, 1, mode & 16, 0));
+	json_decref(fuzz_history(0, cut, 1, 0, 0));
 	fuzz_plain(mode);
 	memset(&m, 0, sizeof m);
 	rollout_summarize(fuzz_path, &m);

@@ -8,20 +8,23 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "protocol/buf.h"
 #include "thread/history.h"
 #include "thread/item.h"
 #include "thread/rollout_reader.h"
 #include "thread_util.h"
 
-/* Build the turns of one rollout file. */
+/* The turns of one rollout file as the builder gives them: trees, or text (text mode). */
 static json_t *
-turns_of(const char *path, int live)
+turns_built(const char *path, int live, int text)
 {
 	struct rollout_reader *r;
 	struct rollout_rec rec;
 	struct history *h = history_new();
 	json_t *turns;
 
+	if (text)
+		history_text(h);
 	assert_int_equal(rollout_reader_open(path, 0, -1, &r), 0);
 	history_reader(r);
 	while (rollout_reader_next(r, &rec) == 1)
@@ -30,6 +33,38 @@ turns_of(const char *path, int live)
 	turns = history_finish(h, live);
 	history_free(h);
 	return turns;
+}
+
+/*
+ * Build the turns of one rollout file, both ways: text mode (thread/read and resume) must
+ * write exactly the turns the tree mode builds, member order included.
+ */
+static json_t *
+turns_of(const char *path, int live)
+{
+	json_t *tree = turns_built(path, live, 0), *text = turns_built(path, live, 1), *parsed;
+	struct buf out;
+	char *want, *got;
+
+	buf_init(&out, 1u << 30);
+	assert_int_equal(history_turns_text(text, &out), 0);
+	parsed = json_loads(buf_str(&out), 0, NULL);
+	if (parsed == NULL)
+		fail_msg("invalid turns text: %s", buf_str(&out));
+	want = json_dumps(tree, JSON_COMPACT);
+	got = json_dumps(parsed, JSON_COMPACT);
+	if (strcmp(want, got) != 0)
+		fail_msg("text mode differs\n want %s\n  got %s", want, got);
+	/* the tree mode's own text is the same too */
+	buf_reset(&out);
+	assert_int_equal(history_turns_text(tree, &out), 0);
+	assert_string_equal(buf_str(&out), want);
+	free(want);
+	free(got);
+	buf_free(&out);
+	json_decref(parsed);
+	json_decref(text);
+	return tree;
 }
 
 /* Each fixture thread's turns equal upstream's answer. */
@@ -198,6 +233,81 @@ test_shell_quote(void **state)
 	json_decref(back);
 }
 
+/* One event_msg record line. */
+#define EV(ts, payload)                                                                            \
+	"{\"timestamp\":\"2025-01-01T00:00:" ts                                                    \
+	".000Z\",\"type\":\"event_msg\",\"payload\":" payload "}\n"
+
+/*
+ * What text mode does beyond a plain item: items kept as text replaced by id in a turn already
+ * closed, a rollback dropping a turn, an old reasoning event extending a reasoning item kept as
+ * text, turn ends with errors, records read whole (reals, a spaced-out line, escaped types)
+ * and lines that are not JSON. turns_of holds both modes to the same turns.
+ */
+static void
+test_text_mode_records(void **state)
+{
+	const char *text = EV(
+		"01", "{\"type\":\"task_started\",\"turn_id\":\"A\",\"started_at\":10}") EV("02",
+		"{\"type\":\"item_completed\",\"turn_id\":\"A\",\"item\":{\"type\":\"Reasoning\","
+		"\"id\":\"r1\",\"summary_text\":[\"s1\"],\"raw_content\":[]},\"started_at_ms\":5,"
+		"\"completed_at_ms\":0}") EV("03",
+		"{\"type\":\"agent_reasoning\",\"text\":\"s2\"}") EV("04",
+		"{\"type\":\"task_complete\",\"turn_id\":\"A\",\"completed_at\":11,"
+		"\"duration_ms\":900,\"error\":{\"message\":\"boom\",\"codex_error_info\":"
+		"\"other\"}}") EV("05",
+		"{\"type\":\"task_started\",\"turn_id\":\"B\",\"root_turn_id\":\"A\"}") EV("06",
+		"{\"type\":\"item_completed\",\"turn_id\":\"B\",\"item\":{\"type\":\"UserMessage\","
+		"\"id\":\"u1\",\"content\":[{\"type\":\"text\",\"text\":\"b\\u00e9\"}]}}")
+		/* for the closed turn A: added, then replaced by id */
+		EV("07",
+			"{\"type\":\"item_completed\",\"turn_id\":\"A\",\"item\":{\"type\":"
+			"\"AgentMessage\",\"id\":\"a1\",\"content\":[{\"type\":\"Text\",\"text\":\"v1\"}]}}")
+			EV("08",
+				"{\"type\":\"item_completed\",\"turn_id\":\"A\",\"item\":{\"type\":"
+				"\"AgentMessage\",\"id\":\"a1\",\"content\":[{\"type\":\"Text\",\"text\":\"v2\"}]}}")
+				EV("09",
+					"{\"type\":\"turn_aborted\",\"turn_id\":\"B\",\"reason\":\"interrupted\"}")
+					EV("10", "{\"type\":\"task_started\",\"turn_id\":\"C\"}") EV(
+						"11",
+						"{\"type\":\"item_completed\",\"turn_id\":\"C\",\"item\":{\"type\":\"UserMessage\","
+						"\"id\":\"u2\",\"content\":[]}}") EV("12",
+						"{\"type\":\"thread_rolled_back\",\"num_turns\":1}")
+		/* read whole: a real, an escaped type, spaces; and two lines that are not JSON */
+		EV("13", "{\"type\":\"task_started\",\"turn_id\":\"D\",\"x\":1.5}") EV("14",
+			"{\"type\":\"item_completed\",\"turn_id\":\"D\",\"item\":{\"type\":"
+			"\"CommandExecution\",\"id\":\"c1\",\"command\":[\"ls\",\"a b\"],\"cwd\":\"file:///w\","
+			"\"duration\":{\"secs\":2,\"nanos\":0},\"exit_code\":0}, \"started_at_ms\" : 7 }") "{\"timestamp\":\"2025-01-01T00:00:15.000Z\",\"type\":\"event_msg\",\"payload\":{\"type\":"
+													   "\"item_completed\",\"turn_id\":\"D\",\"item\":{\"type\":\"UserMessage\",\"id\":\"u3\"}}} x\n"
+													   "{\"timestamp\":\"2025-01-01T00:00:16.000Z\",\"type\":\"event_msg\",\"payload\":{\"type\":"
+													   "\"item_completed\",\"turn_id\":\"D\",\"item\":{\"type\":\"UserMessage\",\"id\":\"u4\"\n" EV(
+														   "17",
+														   "{\"type\":\"item_completed\",\"turn_id\":\"D\",\"item\":{\"type\":\"Agent\\u004dessage\","
+														   "\"id\":\"a2\",\"content\":[{\"text\":\"x\"}]},\"completed_at_ms\":3.0}")
+														   EV("18",
+															   "{\"type\":\"task_complete\",\"turn_id\":\"D\",\"duration_ms\":1}");
+	json_t *t = turns_of_text(text, 0), *a, *items;
+
+	/* A, B (aborted); C rolled back; D */
+	assert_int_equal(json_array_size(t), 3);
+	a = json_array_get(t, 0);
+	assert_string_equal(json_string_value(json_object_get(a, "status")), "failed");
+	items = json_object_get(a, "items");
+	assert_int_equal(json_array_size(items), 2);
+	/* the old reasoning event extended the reasoning item */
+	assert_int_equal(json_array_size(json_object_get(json_array_get(items, 0), "summary")), 2);
+	assert_string_equal(
+		json_string_value(json_object_get(json_array_get(items, 1), "text")), "v2");
+	assert_string_equal(
+		json_string_value(json_object_get(json_array_get(t, 1), "status")), "interrupted");
+	items = json_object_get(json_array_get(t, 2), "items");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(t, 2), "id")), "D");
+	assert_int_equal(json_array_size(items), 2); /* c1 and a2; the broken lines are skipped */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(items, 0), "command")),
+		"ls 'a b'");
+	json_decref(t);
+}
+
 /* jansson allocations not yet freed, while the counting allocator is installed. */
 static long live_allocs;
 
@@ -235,9 +345,16 @@ test_legacy_after_canonical_no_leak(void **state)
 	tu_write(p, text, strlen(text));
 	live_allocs = 0;
 	json_set_alloc_funcs(count_malloc, count_free);
-	t = turns_of(p, 0);
-	assert_int_equal(json_array_size(t), 1);
-	json_decref(t);
+	for (int mode = 0; mode <= 1; mode++) {
+		struct buf out;
+
+		t = turns_built(p, 0, mode);
+		assert_int_equal(json_array_size(t), 1);
+		buf_init(&out, 1u << 20);
+		assert_int_equal(history_turns_text(t, &out), 0);
+		buf_free(&out);
+		json_decref(t);
+	}
 	json_set_alloc_funcs(malloc, free);
 	assert_int_equal(live_allocs, 0);
 	tu_rmrf(dir);
@@ -255,6 +372,7 @@ main(void)
 		cmocka_unit_test(test_item_round_trip),
 		cmocka_unit_test(test_shell_quote),
 		cmocka_unit_test(test_legacy_after_canonical_no_leak),
+		cmocka_unit_test(test_text_mode_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,6 +65,26 @@ test_paths(void **state)
 	assert_int_equal(rollout_ts_parse("2026-11-23T21:15:34.5+01:00", &ms), 0);
 	assert_int_equal(ms, 1795464934500);
 	assert_int_equal(rollout_ts_parse("yesterday", &ms), -EINVAL);
+	/* the date arithmetic agrees with timegm, days past a month's end and leap days too */
+	for (int y = 0; y <= 9999; y += 37)
+		for (int mo = 1; mo <= 12; mo++)
+			for (int d = 1; d <= 31; d += 3) {
+				struct tm tm = {.tm_year = y - 1900,
+					.tm_mon = mo - 1,
+					.tm_mday = d,
+					.tm_hour = 23,
+					.tm_min = 59,
+					.tm_sec = 60};
+				char s[64];
+
+				snprintf(
+					s, sizeof s, "%04d-%02d-%02dT23:59:60.123-02:30", y, mo, d);
+				assert_int_equal(rollout_ts_parse(s, &ms), 0);
+				assert_int_equal(
+					ms, ((int64_t)timegm(&tm) + 150 * 60) * 1000 + 123);
+			}
+	assert_int_equal(rollout_ts_parse("2024-02-29T00:00:00Z", &ms), 0);
+	assert_int_equal(ms, 1709164800000);
 	setenv("TZ", "UTC", 1);
 	tzset();
 	p = rollout_path_new("/h", "01a20a0c-b798-75b1-b836-10792fc4c370", 1795464935320);

@@ -87,14 +87,22 @@ struct su_read {
 	json_t *result;
 };
 
+/* The thread with its turns text parsed in (the text must be valid JSON). */
 static void
-su_read_cb(void *arg, int r, json_t *result, const char *cause)
+su_read_cb(void *arg, int r, json_t *result, const char *turns, size_t len, const char *cause)
 {
 	struct su_read *rd = arg;
 
+	(void)cause;
 	rd->done = 1;
 	rd->r = r;
 	rd->result = result;
+	if (r == 0 && turns != NULL) {
+		json_t *t = json_loadb(turns, len, 0, NULL);
+
+		assert_non_null(t);
+		json_object_set_new(result, "turns", t);
+	}
 }
 
 struct flag {
