@@ -245,11 +245,7 @@ jscan_skip_string(const char *p, const char *end)
 	return NULL;
 }
 
-/*
- * Past whitespace and one value known to be valid (inside a span jscan_value accepted): the
- * walk over members and elements does not check the text a second time.
- */
-static const char *
+const char *
 jscan_skip(const char *p, const char *end, struct jspan *out)
 {
 	const char *s = jscan_ws(p, end);

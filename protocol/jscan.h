@@ -27,6 +27,13 @@ struct jspan {
 /* Past whitespace and one valid value; NULL when malformed or refused. *out gets its span. */
 const char *jscan_value(const char *p, const char *end, struct jspan *out);
 
+/*
+ * Past whitespace and one value without checking it (*out gets its span): for text
+ * jscan_value accepted, or where a wrong guess is harmless (a parser reads the text after).
+ * Bounded by end; NULL when the value does not end before it.
+ */
+const char *jscan_skip(const char *p, const char *end, struct jspan *out);
+
 /* Walking an object's members / an array's elements (the span must have passed jscan_value). */
 struct jscan_it {
 	const char *p, *end;

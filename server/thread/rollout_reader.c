@@ -13,6 +13,7 @@
 #include "rollout.h"
 #include "rollout_reader.h"
 #include "rollout_writer.h"
+#include "protocol/jscan.h"
 #include "protocol/xmalloc.h"
 
 #define READER_CHUNK (64 * 1024)
@@ -88,58 +89,6 @@ rollout_reader_lean(struct rollout_reader *r, int on)
 	r->lean = on;
 }
 
-/* Past a JSON string starting at its opening quote. */
-static const char *
-rollout_skip_string(const char *p, const char *end)
-{
-	for (p++; p < end; p++) {
-		const char *q = memchr(p, '"', (size_t)(end - p));
-		const char *bs;
-
-		if (q == NULL)
-			return NULL;
-		/* Count the backslashes right before the quote: an odd count escapes it. */
-		bs = q;
-		while (bs > p && bs[-1] == '\\')
-			bs--;
-		if ((q - bs) % 2 == 0)
-			return q + 1;
-		p = q;
-	}
-	return NULL;
-}
-
-/* Past one JSON value (strings, nesting, literals); no validation beyond that. */
-const char *
-rollout_skip_value(const char *p, const char *end)
-{
-	int depth = 0;
-
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-		p++;
-	do {
-		if (p >= end)
-			return NULL;
-		if (*p == '"') {
-			if ((p = rollout_skip_string(p, end)) == NULL)
-				return NULL;
-			continue;
-		}
-		if (*p == '{' || *p == '[')
-			depth++;
-		else if (*p == '}' || *p == ']')
-			depth--;
-		else if (depth == 0) {
-			/* A number or a literal: up to the next delimiter. */
-			while (p < end && strchr(",}] \t\r\n", *p) == NULL)
-				p++;
-			return p;
-		}
-		p++;
-	} while (depth > 0);
-	return p;
-}
-
 /* Parse a session_meta line with its bulky members replaced by null. */
 static json_t *
 rollout_load_lean(const char *line, size_t len)
@@ -155,12 +104,12 @@ rollout_load_lean(const char *line, size_t len)
 		size_t kl = strlen(keys[k]);
 		char *at = memmem(copy, n, keys[k], kl);
 		const char *v, *ve;
+		struct jspan span;
 
 		if (at == NULL)
 			continue;
 		v = at + kl;
-		ve = rollout_skip_value(v, copy + n);
-		if (ve == NULL)
+		if ((ve = jscan_skip(v, copy + n, &span)) == NULL)
 			continue;
 		/* The tail first: "null" may be longer than the value it replaces. */
 		memmove((char *)v + 4, ve, (size_t)(copy + n - ve));

@@ -50,8 +50,6 @@ void rollout_reader_filter_arg(struct rollout_reader *r,
  * histories never need them; copies (fork) must not use this mode.
  */
 void rollout_reader_lean(struct rollout_reader *r, int on);
-/* The end of the JSON value starting at p (whitespace first allowed), or NULL when malformed. */
-const char *rollout_skip_value(const char *p, const char *end);
 /*
  * Raw records: a wanted line whose (type, payload type) fn accepts is returned unparsed
  * (root NULL, type and ptype from its text) for a caller that reads only part of it.

@@ -19,6 +19,7 @@
 
 #include "protocol/buf.h"
 #include "protocol/jscan.h"
+#include "protocol/utf8.h"
 #include "jscan_util.h"
 
 static void
@@ -202,32 +203,6 @@ check_unescape(const char *text, size_t n)
 	json_decref(j);
 }
 
-/* Code points as UTF-8 (cp valid and not a surrogate). */
-static size_t
-utf8_put(char *u, unsigned cp)
-{
-	if (cp < 0x80) {
-		u[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		u[0] = (char)(0xc0 | (cp >> 6));
-		u[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		u[0] = (char)(0xe0 | (cp >> 12));
-		u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		u[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	u[0] = (char)(0xf0 | (cp >> 18));
-	u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	u[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 static const unsigned multibyte[] = {0x80, 0xa0, 0xe9, 0xff, 0x100, 0x7ff, 0x800, 0x20ac, 0x2028,
 	0x2029, 0xd7ff, 0xe000, 0xfeff, 0xfffd, 0xfffe, 0xffff, 0x10000, 0x1f600, 0x10fffd,
 	0x10ffff};
@@ -279,14 +254,14 @@ test_multibyte_round_trip(void **state)
 	for (size_t i = 0; i < sizeof multibyte / sizeof multibyte[0]; i++) {
 		unsigned cp = multibyte[i];
 
-		n = utf8_put(s, cp);
+		n = utf8_encode(cp, s);
 		check_put_str(s, n);
 		memcpy(s + n, "\"\\\n", 3);
-		n += utf8_put(s + n + 3, cp) + 3;
+		n += utf8_encode(cp, s + n + 3) + 3;
 		check_put_str(s, n);
 
 		text[0] = '"';
-		n = 1 + utf8_put(text + 1, cp);
+		n = 1 + utf8_encode(cp, text + 1);
 		text[n++] = '"';
 		check_unescape(text, n);
 		if (cp < 0x10000)
@@ -303,7 +278,7 @@ test_multibyte_round_trip(void **state)
 
 		buf_init(&b, BIG);
 		for (size_t i = 0; i < sizeof multibyte / sizeof multibyte[0]; i++) {
-			n = utf8_put(s, multibyte[i]);
+			n = utf8_encode(multibyte[i], s);
 			assert_int_equal(buf_add(&b, s, n), 0);
 			assert_int_equal(buf_add(&b, "\t\"/\x1f", 4), 0);
 		}
