@@ -1,0 +1,278 @@
+/*
+ * The thread methods against the real daemon, continued (test_thread.c has the rest):
+ * ephemeral threads, list pages that stay stable while threads are started in between, an
+ * index deleted or corrupted or behind a rollout added by someone else, two daemons on one
+ * CODEX_HOME, config overrides, and a thread unloaded once idle and unsubscribed.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "th_util.h"
+
+static const char *th_needle;
+static int th_found;
+
+/* A file whose name holds th_needle. */
+static int
+th_find_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	th_found += strstr(path, th_needle) != NULL;
+	return 0;
+}
+
+static void
+test_ephemeral(void **state)
+{
+	struct th t;
+	json_t *r, *thread;
+	char *id;
+
+	(void)state;
+	th_start(&t, 0);
+	r = th_call(t.c, "thread/start", json_pack("{s:s, s:b}", "cwd", t.h.ws, "ephemeral", 1));
+	thread = json_object_get(asc_assert_result(r), "thread");
+	assert_true(json_is_null(json_object_get(thread, "path")));
+	assert_true(json_is_true(json_object_get(thread, "ephemeral")));
+	id = xstrdup(json_string_value(json_object_get(thread, "id")));
+	json_decref(r);
+	json_decref(asc_wait_notification(t.c, "thread/started", asc_timeout(TH_MS)));
+	th_turn(&t, id, "nothing kept");
+	asc_free(t.c);
+	t.c = th_daemon(&t);
+	r = th_call(t.c, "thread/resume", json_pack("{s:s}", "threadId", id));
+	th_error(r, -32600, "no rollout found");
+	json_decref(r);
+	/* Nothing under the home names it. */
+	th_needle = id;
+	th_found = 0;
+	nftw(t.h.home, th_find_cb, 16, FTW_PHYS);
+	assert_int_equal(th_found, 0);
+	free(id);
+	th_stop(&t);
+}
+
+/* thread/list pages of `limit` until the end; the ids seen, in order (heap, space-separated). */
+static char *
+th_all_pages(struct th *t, int limit, struct th *other, int *pages)
+{
+	struct buf b;
+	json_t *r, *res;
+	char *cursor = NULL, *ids;
+
+	buf_init(&b, 1 << 20);
+	*pages = 0;
+	for (;;) {
+		json_t *p = json_pack("{s:i}", "limit", limit);
+
+		if (cursor != NULL)
+			json_object_set_new(p, "cursor", json_string(cursor));
+		r = th_call(t->c, "thread/list", p);
+		res = asc_assert_result(r);
+		ids = th_ids(res);
+		if (*ids != '\0')
+			buf_printf(&b, "%s%s", b.len ? " " : "", ids);
+		free(ids);
+		free(cursor);
+		cursor = json_is_string(json_object_get(res, "nextCursor"))
+			? xstrdup(json_string_value(json_object_get(res, "nextCursor")))
+			: NULL;
+		json_decref(r);
+		(*pages)++;
+		if (cursor == NULL)
+			break;
+		/* Meanwhile, new threads (with a turn, so listed) on the same daemon. */
+		if (other != NULL) {
+			char *id = th_new(other, NULL);
+
+			th_turn(other, id, "in between");
+			free(id);
+		}
+	}
+	return buf_steal(&b, NULL);
+}
+
+static void
+test_list_pages_stable(void **state)
+{
+	struct th t;
+	char *before, *during;
+	int pages, n = (int)asc_load(250);
+
+	(void)state;
+	th_start(&t, 0);
+	for (int i = 0; i < n; i++) {
+		char *id = th_new(&t, NULL);
+
+		th_turn(&t, id, "listed");
+		free(id);
+	}
+	before = th_all_pages(&t, 1000, NULL, &pages);
+	/* Pages of 17 with threads started between pages: every earlier thread once, same order. */
+	during = th_all_pages(&t, 17, &t, &pages);
+	assert_true(pages >= n / 17);
+	/* The new threads are newer than the cursor's position: none of them enters a later page.
+	 */
+	assert_string_equal(during, before);
+	free(before);
+	free(during);
+	th_stop(&t);
+}
+
+static void
+test_index_rebuilt(void **state)
+{
+	struct th t;
+	json_t *r;
+	char *want, *got, *idx, *wal;
+	FILE *f;
+
+	(void)state;
+	th_start(&t, 1);
+	r = th_call(t.c, "thread/list", json_object());
+	want = th_ids(asc_assert_result(r));
+	json_decref(r);
+	asc_free(t.c);
+	/* Deleted, then corrupted: the same answer after the rebuild. */
+	idx = xasprintf("%s/app-server-threads.sqlite", t.h.home);
+	wal = xasprintf("%s-wal", idx);
+	for (int round = 0; round < 2; round++) {
+		unlink(wal);
+		if (round == 0)
+			assert_int_equal(unlink(idx), 0);
+		else {
+			f = fopen(idx, "w");
+			fputs("this is not a database", f);
+			fclose(f);
+		}
+		t.c = th_daemon(&t);
+		r = th_call(t.c, "thread/list", json_object());
+		got = th_ids(asc_assert_result(r));
+		assert_string_equal(got, want);
+		free(got);
+		json_decref(r);
+		asc_free(t.c);
+	}
+	t.c = th_daemon(&t);
+	free(idx);
+	free(wal);
+	free(want);
+	th_stop(&t);
+}
+
+static void
+test_two_daemons(void **state)
+{
+	struct th t;
+	struct asc *b;
+	json_t *r;
+	char *id, *ids;
+
+	(void)state;
+	th_start(&t, 0);
+	b = th_daemon(&t);
+	id = th_new(&t, NULL);
+	th_turn(&t, id, "from daemon A");
+	/* B finds A's thread (a rollout added behind its back: the list rescans). */
+	usleep(600 * 1000);
+	r = th_call(b, "thread/list", json_object());
+	ids = th_ids(asc_assert_result(r));
+	json_decref(r);
+	if (strstr(ids, id) == NULL) {
+		/* What a rescan found shows in the next answer. */
+		free(ids);
+		usleep(200 * 1000);
+		r = th_call(b, "thread/list", json_object());
+		ids = th_ids(asc_assert_result(r));
+		json_decref(r);
+	}
+	assert_non_null(strstr(ids, id));
+	r = th_call(b, "thread/read", json_pack("{s:s, s:b}", "threadId", id, "includeTurns", 1));
+	assert_int_equal(json_array_size(json_object_get(
+				 json_object_get(asc_assert_result(r), "thread"), "turns")),
+		1);
+	json_decref(r);
+	free(ids);
+	free(id);
+	asc_free(b);
+	th_stop(&t);
+}
+
+static void
+test_config_overrides(void **state)
+{
+	struct th t;
+	json_t *r, *res;
+
+	(void)state;
+	th_start(&t, 0);
+	r = th_call(t.c, "thread/start",
+		json_pack("{s:s, s:{s:s, s:s, s:s}}", "cwd", t.h.ws, "config", "model",
+			"other-model", "sandbox_mode", "workspace-write", "approval_policy",
+			"untrusted"));
+	res = asc_assert_result(r);
+	assert_string_equal(json_string_value(json_object_get(res, "model")), "other-model");
+	assert_string_equal(json_string_value(json_object_get(res, "approvalPolicy")), "untrusted");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(res, "sandbox"), "type")),
+		"workspaceWrite");
+	json_decref(r);
+	json_decref(asc_wait_notification(t.c, "thread/started", asc_timeout(TH_MS)));
+	r = th_call(t.c, "thread/start",
+		json_pack("{s:s, s:{s:s}}", "cwd", t.h.ws, "config", "approval_policy",
+			"on-failure"));
+	asc_assert_error(r, -32600, NULL);
+	json_decref(r);
+	th_stop(&t);
+}
+
+static void
+test_idle_unsubscribed_closes(void **state)
+{
+	struct th t;
+	json_t *r, *n;
+	char *id;
+
+	(void)state;
+	th_start(&t, 0);
+	asc_free(t.c);
+	t.c = th_daemon_env(&t, "APP_SERVER_THREAD_IDLE_SECS=0.3");
+	id = th_new(&t, NULL);
+	r = th_call(t.c, "thread/unsubscribe", json_pack("{s:s}", "threadId", id));
+	asc_assert_result(r);
+	json_decref(r);
+	/* Nobody wants it any more: once idle, it unloads with thread/closed. */
+	n = asc_wait_notification(t.c, "thread/closed", asc_timeout(5000));
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(n, "params"), "threadId")), id);
+	json_decref(n);
+	r = th_call(t.c, "thread/loaded/list", json_object());
+	assert_int_equal(json_array_size(json_object_get(asc_assert_result(r), "data")), 0);
+	json_decref(r);
+	/* Still on disk: resume brings it back. */
+	r = th_call(t.c, "thread/resume", json_pack("{s:s}", "threadId", id));
+	asc_assert_result(r);
+	json_decref(r);
+	free(id);
+	th_stop(&t);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ephemeral),
+		cmocka_unit_test(test_list_pages_stable),
+		cmocka_unit_test(test_index_rebuilt),
+		cmocka_unit_test(test_two_daemons),
+		cmocka_unit_test(test_config_overrides),
+		cmocka_unit_test(test_idle_unsubscribed_closes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
