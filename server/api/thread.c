@@ -279,8 +279,8 @@ thread_str(const json_t *params, const char *key)
 }
 
 /*
- * The settings of start / resume / fork from the request; with defaults (start and fork) the
- * ones not given come from config.toml. cwd_buf holds a relative cwd made absolute.
+ * The settings of start / resume / fork from the request; with defaults (start) the ones not
+ * given come from config.toml. cwd_buf holds a relative cwd made absolute.
  */
 static void
 thread_params(struct session *s, json_t *params, int defaults, struct store_params *p,
@@ -308,6 +308,18 @@ thread_params(struct session *s, json_t *params, int defaults, struct store_para
 		cwd = cwd_buf;
 	}
 	p->cwd = cwd;
+	/*
+	 * resume and fork: what a thread runs with when neither the request nor a loaded thread
+	 * says is config.toml's (or the thread's `config`) approval policy and sandbox, as start.
+	 */
+	if (config_error(cfg) == NULL) {
+		p->default_approval_policy = config_get(cfg, "approval_policy");
+		p->default_sandbox = json_string_value(config_get(cfg, "sandbox_mode"));
+	}
+	if (json_object_get(cfgo, "approval_policy") != NULL)
+		p->default_approval_policy = json_object_get(cfgo, "approval_policy");
+	if (thread_str(cfgo, "sandbox_mode") != NULL)
+		p->default_sandbox = thread_str(cfgo, "sandbox_mode");
 	if (!defaults)
 		return;
 	/* `config`: overrides of config.toml keys for this thread (those a thread keeps). */
@@ -342,16 +354,21 @@ static int
 thread_check(const struct store_params *p, char **cause)
 {
 	struct approval_policy pol;
+	const char *const modes[] = {p->sandbox, p->default_sandbox};
 
 	if (p->approval_policy != NULL &&
 		approval_policy_parse(p->approval_policy, &pol, cause) != 0)
 		return -1;
-	if (p->sandbox != NULL && strcmp(p->sandbox, "read-only") != 0 &&
-		strcmp(p->sandbox, "workspace-write") != 0 &&
-		strcmp(p->sandbox, "danger-full-access") != 0) {
-		*cause = xasprintf("unknown sandbox mode `%s`", p->sandbox);
+	if (p->default_approval_policy != NULL &&
+		approval_policy_parse(p->default_approval_policy, &pol, cause) != 0)
 		return -1;
-	}
+	for (size_t i = 0; i < nitems(modes); i++)
+		if (modes[i] != NULL && strcmp(modes[i], "read-only") != 0 &&
+			strcmp(modes[i], "workspace-write") != 0 &&
+			strcmp(modes[i], "danger-full-access") != 0) {
+			*cause = xasprintf("unknown sandbox mode `%s`", modes[i]);
+			return -1;
+		}
 	return 0;
 }
 
@@ -494,6 +511,11 @@ thread_resume(struct session *s, struct rpc_req *req, json_t *params)
 		return;
 	}
 	thread_params(s, params, 0, &p, cwd);
+	if (thread_check(&p, &cause) != 0) {
+		rpc_reply_error(req, RPC_INVALID_REQUEST, cause, NULL);
+		free(cause);
+		return;
+	}
 	if ((r = store_resume(st, id, &p, &t, &cause)) != 0) {
 		thread_api_error(req, r, cause, NULL);
 		free(cause);
@@ -527,6 +549,11 @@ thread_fork(struct session *s, struct rpc_req *req, json_t *params)
 		return;
 	}
 	thread_params(s, params, 0, &p, cwd);
+	if (thread_check(&p, &cause) != 0) {
+		rpc_reply_error(req, RPC_INVALID_REQUEST, cause, NULL);
+		free(cause);
+		return;
+	}
 	if ((r = store_fork(st, thread_str(params, "threadId"), thread_str(params, "lastTurnId"),
 		     &p, &t, &cause)) != 0) {
 		thread_api_error(req, r, cause, NULL);

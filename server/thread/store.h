@@ -55,6 +55,12 @@ struct store_params {
 	const char *approvals_reviewer;
 	const char *sandbox; /* "read-only" | "workspace-write" | "danger-full-access" */
 	const char *base_instructions, *developer_instructions;
+	/*
+	 * What a thread runs with when neither the request nor a loaded thread says (config.toml's
+	 * approval_policy and sandbox_mode): resume of an unloaded thread, fork.
+	 */
+	json_t *default_approval_policy;
+	const char *default_sandbox;
 	json_t *source; /* wire SessionSource; NULL: "vscode" */
 	const char *originator;
 	int ephemeral;

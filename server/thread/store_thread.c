@@ -119,6 +119,18 @@ store_thread_settings(struct store_thread *t, const struct store_params *p)
 		thread_meta_set(&t->developer_instructions, p->developer_instructions);
 }
 
+/* The defaults of p for what nothing else set (a thread just loaded or forked). */
+static void
+store_thread_defaults(struct store_thread *t, const struct store_params *p)
+{
+	if (p == NULL)
+		return;
+	if (t->approval_policy == NULL && p->default_approval_policy != NULL)
+		t->approval_policy = json_deep_copy(p->default_approval_policy);
+	if (t->sandbox == NULL && p->default_sandbox != NULL)
+		thread_meta_set(&t->sandbox, p->default_sandbox);
+}
+
 /* The record_settings view of a loaded thread. */
 static struct record_settings
 store_thread_rs(struct store_thread *t)
@@ -312,6 +324,7 @@ store_resume(struct store *s, const char *id, const struct store_params *p,
 	}
 	t = store_thread_add(s, &m, w);
 	store_thread_settings(t, p);
+	store_thread_defaults(t, p);
 	store_limit_writers(s);
 	*out = t;
 	return 0;
@@ -407,9 +420,14 @@ store_fork(struct store *s, const char *id, const char *last_turn_id, const stru
 	m.has_user_message = src.has_user_message;
 	t = store_thread_add(s, &m, NULL);
 	store_thread_settings(t, p);
-	if ((from = store_loaded(s, canon)) != NULL && t->approval_policy == NULL &&
-		from->approval_policy != NULL)
-		t->approval_policy = json_deep_copy(from->approval_policy);
+	if ((from = store_loaded(s, canon)) != NULL) {
+		/* a loaded source's settings, unless the request gave its own */
+		if (t->approval_policy == NULL && from->approval_policy != NULL)
+			t->approval_policy = json_deep_copy(from->approval_policy);
+		if (t->sandbox == NULL && from->sandbox != NULL)
+			thread_meta_set(&t->sandbox, from->sandbox);
+	}
+	store_thread_defaults(t, p);
 	if ((r = store_materialize(s, t, canon, NULL, cause)) == 0 && t->w != NULL) {
 		r = store_copy_history(t, src.path, end, cause);
 		if (r == 0 && t->meta.name != NULL)

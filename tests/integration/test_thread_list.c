@@ -231,6 +231,66 @@ test_config_overrides(void **state)
 	th_stop(&t);
 }
 
+/* An answer's approvalPolicy and sandbox type, checked. */
+static void
+th_settings_are(json_t *r, const char *approval, const char *sandbox)
+{
+	json_t *res = asc_assert_result(r);
+
+	assert_string_equal(json_string_value(json_object_get(res, "approvalPolicy")), approval);
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(res, "sandbox"), "type")),
+		sandbox);
+	json_decref(r);
+}
+
+/*
+ * Found by tests/soak/lifecycle_soak.py: resume after a restart and fork ran with upstream's
+ * defaults (on-request, readOnly) instead of config.toml's. Now: the request's settings, else
+ * a loaded source's (fork), else config.toml's (never, dangerFullAccess here).
+ */
+static void
+test_settings_resume_fork(void **state)
+{
+	struct th t;
+	char *id, *explicit;
+
+	(void)state;
+	th_start(&t, 0);
+	id = th_new(&t, NULL);
+	th_turn(&t, id, "hello");
+	explicit = th_new(&t,
+		json_pack(
+			"{s:s, s:s}", "approvalPolicy", "untrusted", "sandbox", "workspace-write"));
+	/* a fork of a loaded thread runs with its settings; the request's win */
+	th_settings_are(th_call(t.c, "thread/fork", json_pack("{s:s}", "threadId", explicit)),
+		"untrusted", "workspaceWrite");
+	json_decref(asc_wait_notification(t.c, "thread/started", asc_timeout(TH_MS)));
+	th_settings_are(
+		th_call(t.c, "thread/fork",
+			json_pack("{s:s, s:s}", "threadId", explicit, "sandbox", "read-only")),
+		"untrusted", "readOnly");
+	json_decref(asc_wait_notification(t.c, "thread/started", asc_timeout(TH_MS)));
+	/* after a restart nothing is loaded: config.toml's */
+	asc_free(t.c);
+	t.c = th_daemon(&t);
+	th_settings_are(th_call(t.c, "thread/fork", json_pack("{s:s}", "threadId", id)), "never",
+		"dangerFullAccess");
+	json_decref(asc_wait_notification(t.c, "thread/started", asc_timeout(TH_MS)));
+	th_settings_are(th_call(t.c, "thread/resume", json_pack("{s:s}", "threadId", id)), "never",
+		"dangerFullAccess");
+	/* resuming a loaded thread keeps what it runs with */
+	th_settings_are(
+		th_call(t.c, "thread/resume",
+			json_pack("{s:s, s:s}", "threadId", id, "approvalPolicy", "untrusted")),
+		"untrusted", "dangerFullAccess");
+	th_settings_are(th_call(t.c, "thread/resume", json_pack("{s:s}", "threadId", id)),
+		"untrusted", "dangerFullAccess");
+	free(id);
+	free(explicit);
+	th_stop(&t);
+}
+
 static void
 test_idle_unsubscribed_closes(void **state)
 {
@@ -271,6 +331,7 @@ main(void)
 		cmocka_unit_test(test_index_rebuilt),
 		cmocka_unit_test(test_two_daemons),
 		cmocka_unit_test(test_config_overrides),
+		cmocka_unit_test(test_settings_resume_fork),
 		cmocka_unit_test(test_idle_unsubscribed_closes),
 	};
 
