@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,6 +22,8 @@
 struct rollout_writer {
 	int fd; /* -1 while suspended */
 	char *path;
+	int hidden;	/* made by rollout_writer_create_hidden, not published yet */
+	char *tmp_path; /* hidden without O_TMPFILE: the temporary name it has */
 	off_t size;
 	int64_t next_ordinal; /* -1: the file has no ordinals */
 	uint64_t count;
@@ -61,6 +64,80 @@ rollout_writer_create(const char *path, struct rollout_writer **out, char **caus
 	}
 	*out = rollout_writer_wrap(fd, path, 0, 0);
 	return 0;
+}
+
+int
+rollout_writer_create_hidden(const char *path, struct rollout_writer **out, char **cause)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/'), *tmp = NULL;
+	int r, fd;
+
+	if ((r = rollout_mkdirs(path)) != 0) {
+		*cause = xasprintf("failed to create directory for %s: %s", path, strerror(-r));
+		free(dir);
+		return r;
+	}
+	if (access(path, F_OK) == 0) {
+		*cause = xasprintf("failed to create %s: %s", path, strerror(EEXIST));
+		free(dir);
+		return -EEXIST;
+	}
+	if (slash != NULL)
+		*slash = '\0';
+	/* Unnamed in its folder: a crash before the link leaves nothing behind. */
+	fd = open(slash != NULL ? dir : ".", O_WRONLY | O_TMPFILE | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		/* A filesystem without O_TMPFILE: a dot name the scans never read, renamed later.
+		 */
+		tmp = xasprintf(
+			"%s/.%s.tmp", slash != NULL ? dir : ".", slash != NULL ? slash + 1 : path);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+	}
+	free(dir);
+	if (fd < 0) {
+		r = -errno;
+		*cause = xasprintf("failed to create %s: %s", path, strerror(errno));
+		free(tmp);
+		return r;
+	}
+	*out = rollout_writer_wrap(fd, path, 0, 0);
+	(*out)->hidden = 1;
+	(*out)->tmp_path = tmp;
+	return 0;
+}
+
+int
+rollout_writer_publish(struct rollout_writer *w, char **cause)
+{
+	char proc[64];
+	int r;
+
+	if (!w->hidden)
+		return 0;
+	if (w->tmp_path != NULL) {
+		/* link, not rename: an existing file at path is never replaced */
+		r = link(w->tmp_path, w->path) == 0 ? 0 : -errno;
+		unlink(w->tmp_path);
+	} else {
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", w->fd);
+		r = linkat(AT_FDCWD, proc, AT_FDCWD, w->path, AT_SYMLINK_FOLLOW) == 0 ? 0 : -errno;
+		if (r == -ENOENT && linkat(w->fd, "", AT_FDCWD, w->path, AT_EMPTY_PATH) == 0)
+			r = 0; /* no /proc: the privileged way */
+	}
+	free(w->tmp_path);
+	w->tmp_path = NULL;
+	if (r != 0) {
+		*cause = xasprintf("failed to create %s: %s", w->path, strerror(-r));
+		return r;
+	}
+	w->hidden = 0;
+	return 0;
+}
+
+int
+rollout_writer_published(struct rollout_writer *w)
+{
+	return !w->hidden;
 }
 
 /* Find the ordinal of the last valid record: the first line a backwards scan can parse. */
@@ -250,6 +327,8 @@ rollout_writer_dupfd(struct rollout_writer *w)
 void
 rollout_writer_suspend(struct rollout_writer *w)
 {
+	if (w->hidden)
+		return; /* an unnamed file lives only through its fd */
 	if (w->fd >= 0) {
 		close(w->fd);
 		w->fd = -1;
@@ -315,6 +394,9 @@ rollout_writer_close(struct rollout_writer *w)
 		return;
 	if (w->fd >= 0)
 		close(w->fd);
+	if (w->tmp_path != NULL)
+		unlink(w->tmp_path); /* never published */
+	free(w->tmp_path);
 	buf_free(&w->line);
 	free(w->path);
 	free(w);

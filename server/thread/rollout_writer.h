@@ -23,6 +23,17 @@ struct rollout_writer;
 
 /* Create a new rollout at path (parents made, O_EXCL); 0 or -errno with *cause. */
 int rollout_writer_create(const char *path, struct rollout_writer **out, char **cause);
+/*
+ * The same, but the file stays out of sight (an O_TMPFILE in its folder, or a dot name where
+ * the filesystem has none) until rollout_writer_publish links it at path with what was
+ * appended: a crash before that leaves no file, never an empty or half-copied one. Not
+ * suspended while hidden. 0 or -errno with *cause (-EEXIST when path exists).
+ */
+int rollout_writer_create_hidden(const char *path, struct rollout_writer **out, char **cause);
+/* Link a hidden rollout at its path (never replacing a file there); 0 or -errno with *cause. */
+int rollout_writer_publish(struct rollout_writer *w, char **cause);
+/* Whether the file is at its path (not a hidden one still unpublished). */
+int rollout_writer_published(struct rollout_writer *w);
 /* Open an existing rollout to append to it (torn tail cut, ordinal found); 0 or -errno. */
 int rollout_writer_open(const char *path, struct rollout_writer **out, char **cause);
 /*

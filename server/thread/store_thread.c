@@ -231,24 +231,38 @@ store_write_head(struct store_thread *t, const char *forked_from, char **cause)
 	return r;
 }
 
-/* Create the rollout for a new thread (not for ephemeral ones). */
+/*
+ * Create the rollout of a new thread (not of an ephemeral one) with its head records, out of
+ * sight until store_publish: a crash in between leaves no file.
+ */
 static int
-store_materialize(struct store *s, struct store_thread *t, const char *forked_from,
-	const struct store_params *p, char **cause)
+store_materialize(struct store_thread *t, const char *forked_from, char **cause)
 {
 	int r;
 
 	if (t->meta.ephemeral)
 		return 0;
-	t->meta.path = rollout_path_new(s->home, t->meta.id, t->meta.created_ms);
-	if ((r = rollout_writer_create(t->meta.path, &t->w, cause)) != 0)
+	t->meta.path = rollout_path_new(t->s->home, t->meta.id, t->meta.created_ms);
+	if ((r = rollout_writer_create_hidden(t->meta.path, &t->w, cause)) != 0)
 		return r;
-	if ((r = store_write_head(t, forked_from, cause)) != 0)
+	return store_write_head(t, forked_from, cause);
+}
+
+/* The rollout at its path, then its index row; the file and its folders synced on the worker. */
+static int
+store_publish(struct store_thread *t, const struct store_params *p, char **cause)
+{
+	int r, fd;
+
+	if (t->w == NULL)
+		return 0;
+	if ((r = rollout_writer_publish(t->w, cause)) != 0)
 		return r;
 	store_index_put(t);
 	/* The file, its day folder and the month/year/sessions folders above it. */
-	int fd = rollout_writer_dupfd(t->w);
-	store_post_sync(s, fd, t->meta.path, 4, p ? p->durable : NULL, p ? p->durable_arg : NULL);
+	fd = rollout_writer_dupfd(t->w);
+	store_post_sync(
+		t->s, fd, t->meta.path, 4, p ? p->durable : NULL, p ? p->durable_arg : NULL);
 	return 0;
 }
 
@@ -259,9 +273,13 @@ store_discard(struct store_thread *t)
 	TAILQ_REMOVE(&t->s->loaded, t, entry);
 	t->s->nloaded--;
 	if (t->w != NULL) {
+		int published = rollout_writer_published(t->w);
+
 		rollout_writer_close(t->w);
-		unlink(t->meta.path);
-		tindex_delete(t->s->x, t->meta.id);
+		if (published) {
+			unlink(t->meta.path);
+			tindex_delete(t->s->x, t->meta.id);
+		}
 	}
 	store_thread_free(t);
 }
@@ -282,7 +300,7 @@ store_create(struct store *s, const struct store_params *p, struct store_thread 
 	store_new_meta(s, p, id, ms, &m);
 	t = store_thread_add(s, &m, NULL);
 	store_thread_settings(t, p);
-	if ((r = store_materialize(s, t, NULL, p, cause)) != 0) {
+	if ((r = store_materialize(t, NULL, cause)) != 0 || (r = store_publish(t, p, cause)) != 0) {
 		store_discard(t);
 		return r;
 	}
@@ -428,16 +446,15 @@ store_fork(struct store *s, const char *id, const char *last_turn_id, const stru
 			thread_meta_set(&t->sandbox, from->sandbox);
 	}
 	store_thread_defaults(t, p);
-	if ((r = store_materialize(s, t, canon, NULL, cause)) == 0 && t->w != NULL) {
+	/* The fork appears whole or not at all: its file is linked once its history is copied. */
+	if ((r = store_materialize(t, canon, cause)) == 0 && t->w != NULL) {
 		r = store_copy_history(t, src.path, end, cause);
-		if (r == 0 && t->meta.name != NULL)
-			names_append(s->home, t->meta.id, t->meta.name);
 		if (r == 0) {
 			t->meta.updated_ms = rollout_now_ms();
-			store_index_put(t);
-			store_post_sync(
-				s, rollout_writer_dupfd(t->w), NULL, 0, p->durable, p->durable_arg);
+			r = store_publish(t, p, cause);
 		}
+		if (r == 0 && t->meta.name != NULL)
+			names_append(s->home, t->meta.id, t->meta.name);
 	}
 	thread_meta_clear(&src);
 	if (r != 0) {

@@ -8,6 +8,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <sys/stat.h>
+
 #include <time.h>
 
 #include "thread/rollout.h"
@@ -176,6 +179,86 @@ test_round_trip(void **state)
 	tu_rmrf(dir);
 	free(dir);
 	free(path);
+}
+
+/* Entries of a folder other than . and .. */
+static int
+entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL)
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+/*
+ * Found by tests/soak/lifecycle_soak.py: a kill during thread/start or fork left an empty or
+ * half-copied rollout. A hidden rollout is nowhere until published, whole; one never published
+ * leaves nothing; publishing never replaces a file at its path.
+ */
+static void
+test_hidden_until_published(void **state)
+{
+	char *dir = tu_tmpdir("hidden"), *day = xasprintf("%s/sessions/2026/11/26", dir);
+	char *path = xasprintf("%s/rollout-a.jsonl", day),
+	     *other = xasprintf("%s/rollout-b.jsonl", day);
+	char *cause = NULL;
+	struct rollout_writer *w, *v;
+	json_t *p = json_pack("{s:s}", "type", "x"), *got;
+	struct stat st;
+
+	assert_int_equal(rollout_writer_create_hidden(path, &w, &cause), 0);
+	assert_false(rollout_writer_published(w));
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(rollout_writer_append(w, 0, "event_msg", p), 0);
+	rollout_writer_suspend(w); /* refused while hidden: the fd is the file */
+	assert_false(rollout_writer_suspended(w));
+	assert_int_equal(stat(path, &st), -1);
+	assert_int_equal(entries(day), 0);
+	assert_int_equal(rollout_writer_publish(w, &cause), 0);
+	assert_true(rollout_writer_published(w));
+	assert_int_equal(rollout_writer_publish(w, &cause), 0); /* once is enough */
+	assert_int_equal(entries(day), 1);
+	got = read_all(path, NULL);
+	assert_int_equal(json_array_size(got), 3);
+	json_decref(got);
+	/* appends after the link land in the same file */
+	assert_int_equal(rollout_writer_append(w, 0, "event_msg", p), 0);
+	rollout_writer_close(w);
+	got = read_all(path, NULL);
+	assert_int_equal(json_array_size(got), 4);
+	json_decref(got);
+	/* never published (a crash, or a failed fork): nothing left */
+	assert_int_equal(rollout_writer_create_hidden(other, &v, &cause), 0);
+	assert_int_equal(rollout_writer_append(v, 0, "event_msg", p), 0);
+	rollout_writer_close(v);
+	assert_int_equal(entries(day), 1);
+	/* the path taken: refused at once, or at the link, and the file there is untouched */
+	assert_int_equal(rollout_writer_create_hidden(path, &v, &cause), -EEXIST);
+	free(cause);
+	assert_int_equal(rollout_writer_create_hidden(other, &v, &cause), 0);
+	assert_int_equal(rollout_writer_append(v, 0, "event_msg", p), 0);
+	assert_int_equal(rename(path, other), 0);
+	cause = NULL;
+	assert_int_equal(rollout_writer_publish(v, &cause), -EEXIST);
+	assert_non_null(cause);
+	free(cause);
+	rollout_writer_close(v);
+	got = read_all(other, NULL);
+	assert_int_equal(json_array_size(got), 4);
+	json_decref(got);
+	assert_int_equal(entries(day), 1);
+	json_decref(p);
+	tu_rmrf(dir);
+	free(dir);
+	free(day);
+	free(path);
+	free(other);
 }
 
 /* Half a line from a crash: ignored on read, cut before the next append, nothing else lost. */
@@ -413,6 +496,7 @@ main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_torn_tail),
+		cmocka_unit_test(test_hidden_until_published),
 		cmocka_unit_test(test_suspend),
 		cmocka_unit_test(test_hostile_lines),
 		cmocka_unit_test(test_lean_short_values),
