@@ -479,7 +479,11 @@ thread_resume_read_cb(
 	json_t *rest;
 
 	if (r != 0 || t == NULL) {
-		thread_api_error(x->req, r != 0 ? r : -ENOENT, cause, NULL);
+		/* t: unloaded (archived, say) while its history was read */
+		char *gone = r == 0 ? xasprintf("thread not loaded: %s", x->id) : NULL;
+
+		thread_api_error(x->req, r != 0 ? r : -ENOENT, gone != NULL ? gone : cause, NULL);
+		free(gone);
 		json_decref(thread);
 		free(x);
 		return;

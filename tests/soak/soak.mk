@@ -1,9 +1,9 @@
 # make soak: the soak tests of tests/soak/ (README.md there), minutes each; not part of make test.
-# SOAK_ARGS goes to every soak; an option of another soak is ignored by the two it does not
+# SOAK_ARGS goes to every soak; an option of another soak is ignored by the ones it does not
 # belong to, e.g. make soak SOAK_ARGS="--count 1000 --turns 100 --kills 20 --mb 10 --seed 1".
-# One soak alone: make soak-exec (soak-turn, soak-input).
+# One soak alone: make soak-exec (soak-turn, soak-input, soak-lifecycle).
 SOAK_ARGS ?=
-SOAKS     := exec turn input
+SOAKS     := exec turn input lifecycle
 
 .PHONY: soak $(addprefix soak-,$(SOAKS))
 

@@ -78,12 +78,13 @@ def script(turns):
 
 
 class Mock:
-    """`app-server mock-model` with a script; the port is the first line of its stdout."""
+    """`app-server mock-model` with a script (script(turns), or the one given: other soaks
+    reuse it); the port is the first line of its stdout."""
 
-    def __init__(self, binary, tmp, turns):
+    def __init__(self, binary, tmp, turns, script_obj=None):
         path = os.path.join(tmp, "script.json")
         with open(path, "w") as f:
-            json.dump(script(turns), f)
+            json.dump(script(turns) if script_obj is None else script_obj, f)
         self.p = subprocess.Popen([binary, "mock-model", "--listen", "127.0.0.1:0", "--script",
                                    path], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=open(os.path.join(tmp, "mock.log"), "ab"))
@@ -181,22 +182,22 @@ def run_turn(c, turns, thread_id, n):
     return tid, time.monotonic() - t0
 
 
-def write_config(home, port):
+def write_config(home, port, approval="untrusted"):
     with open(os.path.join(home, "config.toml"), "w") as f:
-        f.write('model = "mock-model"\napproval_policy = "untrusted"\n'
+        f.write('model = "mock-model"\napproval_policy = "%s"\n'
                 'sandbox_mode = "workspace-write"\nmodel_provider = "mock_provider"\n\n'
                 '[model_providers.mock_provider]\nname = "Mock provider for soak"\n'
                 'base_url = "http://127.0.0.1:%d/v1"\nwire_api = "responses"\n'
-                'request_max_retries = 0\nstream_max_retries = 0\n' % port)
+                'request_max_retries = 0\nstream_max_retries = 0\n' % (approval, port))
 
 
 # -- the checks on disk and through the index ----------------------------------------------
 
-def check_rollouts(home, stats):
-    """Problems in the rollout files (list of strings); counts go to stats."""
+def check_rollouts(home, stats, folder="sessions"):
+    """Problems in the rollout files under home/folder (list of strings); counts go to stats."""
     bad = []
     ids = set()
-    for root, _, files in os.walk(os.path.join(home, "sessions")):
+    for root, _, files in os.walk(os.path.join(home, folder)):
         for name in files:
             if not name.endswith(".jsonl"):
                 continue
@@ -242,10 +243,12 @@ def tear(path, rng):
     return True
 
 
-def listed_ids(c):
+def listed_ids(c, archived=False):
     out, cursor = [], None
     while True:
         p = {"limit": 100, "modelProviders": [], "sourceKinds": SOURCE_KINDS}
+        if archived:
+            p["archived"] = True
         if cursor:
             p["cursor"] = cursor
         r = c.result("thread/list", p, 30)
