@@ -291,7 +291,8 @@ store_find(struct store *s, const char *id, struct thread_meta *m, char **cause)
 	}
 	if (tindex_get(s->x, id, m) == 0) {
 		if (m->path != NULL && access(m->path, F_OK) == 0) {
-			/* A scan writes its rows first and the names last: read the name meanwhile. */
+			/* A scan writes its rows first and the names last: read the name meanwhile.
+			 */
 			if (s->scanning && m->name == NULL)
 				m->name = names_lookup(s->home, id);
 			return 0;
