@@ -19,9 +19,7 @@ usage: tests/soak/exec_soak.py [--count 10000] [--concurrency 16] [--seed S] [--
 import argparse
 import base64
 import os
-import random
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -227,13 +225,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=200)
     ap.add_argument("--at-eof", type=int, default=16,
                     help="commands still running when stdin closes")
-    ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--rss-slack-kib", type=int, default=2048)
-    ap.add_argument("--bin", default=soaklib.DEFAULT_BIN)
-    a = soaklib.parse_args(ap)
-    seed = a.seed if a.seed is not None else random.randrange(1 << 30)
-    rng = random.Random(seed)
-    tmp = tempfile.mkdtemp(prefix="exec_soak.")
+    a, seed, rng, tmp = soaklib.parse_args(ap, "exec_soak")
     ws = os.path.join(tmp, "ws")
     os.mkdir(ws)
     home = os.path.join(tmp, "home")

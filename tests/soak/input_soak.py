@@ -19,9 +19,7 @@ usage: tests/soak/input_soak.py [--mb 100] [--max-line-bytes 4194304] [--seed S]
 import argparse
 import json
 import os
-import random
 import sys
-import tempfile
 import threading
 import time
 
@@ -207,12 +205,7 @@ def main():
     ap.add_argument("--max-line-bytes", type=int, default=4 * MiB)
     ap.add_argument("--huge-share", type=float, default=0.5,
                     help="share of the bytes in huge lines")
-    ap.add_argument("--seed", type=int, default=None)
-    ap.add_argument("--bin", default=soaklib.DEFAULT_BIN)
-    a = soaklib.parse_args(ap)
-    seed = a.seed if a.seed is not None else random.randrange(1 << 30)
-    rng = random.Random(seed)
-    tmp = tempfile.mkdtemp(prefix="input_soak.")
+    a, seed, rng, tmp = soaklib.parse_args(ap, "input_soak")
     limit = a.max_line_bytes if a.max_line_bytes > 0 else 64 * MiB
     args = ["--max-line-bytes", str(a.max_line_bytes)] if a.max_line_bytes > 0 else []
     print("input_soak: %.0f MB, line limit %d, seed %d; %s" % (a.mb, limit, seed,

@@ -50,10 +50,8 @@ usage: tests/soak/lifecycle_soak.py [--kills 200] [--seed S] [--bin PATH]
 import argparse
 import json
 import os
-import random
 import re
 import sys
-import tempfile
 import threading
 import time
 
@@ -518,12 +516,7 @@ class Soak:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kills", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=None)
-    ap.add_argument("--bin", default=soaklib.DEFAULT_BIN)
-    a = soaklib.parse_args(ap)
-    seed = a.seed if a.seed is not None else random.randrange(1 << 30)
-    rng = random.Random(seed)
-    tmp = tempfile.mkdtemp(prefix="lifecycle_soak.")
+    a, seed, rng, tmp = soaklib.parse_args(ap, "lifecycle_soak")
     s = Soak(a, rng, tmp)
     os.mkdir(s.home)
     os.mkdir(s.ws)

@@ -8,10 +8,12 @@ to `on_notification`. Python 3.11 standard library only.
 """
 import json
 import os
-import shutil
+import random
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -405,8 +407,12 @@ SOAK_OPTIONS = {"--count", "--concurrency", "--warmup", "--at-eof", "--turns", "
                 "--kills", "--tear", "--mb", "--max-line-bytes", "--huge-share", "--rss-slack-kib"}
 
 
-def parse_args(ap):
-    """ap.parse_args(), except that another soak's options (SOAK_OPTIONS) are skipped."""
+def parse_args(ap, name):
+    """ap.parse_args() with the options every soak has (--seed, --bin), except that another
+    soak's options (SOAK_OPTIONS) are skipped. Returns (args, seed, rng, tmp): the seed (given
+    or drawn), a random.Random on it, and a new temporary folder "<name>.XXXX"."""
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--bin", default=DEFAULT_BIN)
     a, rest = ap.parse_known_args()
     i = 0
     while i < len(rest):
@@ -414,7 +420,8 @@ def parse_args(ap):
         if opt not in SOAK_OPTIONS:
             ap.error("unrecognized argument: %s" % rest[i])
         i += 1 if "=" in rest[i] else 2
-    return a
+    seed = a.seed if a.seed is not None else random.randrange(1 << 30)
+    return a, seed, random.Random(seed), tempfile.mkdtemp(prefix=name + ".")
 
 
 class Checks:

@@ -46,7 +46,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -330,13 +329,8 @@ def main():
     ap.add_argument("--kills", type=int, default=200)
     ap.add_argument("--tear", type=float, default=0.25,
                     help="share of kills after which the thread's rollout gets a torn tail")
-    ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--rss-slack-kib", type=int, default=4096)
-    ap.add_argument("--bin", default=soaklib.DEFAULT_BIN)
-    a = soaklib.parse_args(ap)
-    seed = a.seed if a.seed is not None else random.randrange(1 << 30)
-    rng = random.Random(seed)
-    tmp = tempfile.mkdtemp(prefix="turn_soak.")
+    a, seed, rng, tmp = soaklib.parse_args(ap, "turn_soak")
     home, ws = os.path.join(tmp, "home"), os.path.join(tmp, "ws")
     os.mkdir(home)
     os.mkdir(ws)
