@@ -443,6 +443,28 @@ history_finish(struct history *h, int live)
 	return out;
 }
 
+json_t *
+history_read(struct history *h, const char *path, off_t from, off_t to, int live, char **cause)
+{
+	struct rollout_reader *r;
+	struct rollout_rec rec;
+	json_t *turns;
+	int e;
+
+	if ((e = rollout_reader_open(path, from, to, &r)) != 0) {
+		*cause = xasprintf("failed to read %s: %s", path, strerror(-e));
+		return NULL;
+	}
+	history_reader(r);
+	while (rollout_reader_next(r, &rec) == 1)
+		history_feed(h, &rec);
+	rollout_reader_close(r);
+	if ((turns = history_finish(h, live)) == NULL)
+		*cause = xasprintf(
+			"%s is too large to return whole; page it with thread/turns/list", path);
+	return turns;
+}
+
 void
 history_free(struct history *h)
 {

@@ -14,6 +14,7 @@
 #define HISTORY_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -45,6 +46,13 @@ void history_feed(struct history *h, const struct rollout_rec *rec);
  */
 json_t *history_finish(struct history *h, int live);
 void history_free(struct history *h);
+/*
+ * Feed h (set up by the caller: text mode, sink, rollbacks) every history record of the
+ * rollout at path in [from, to) (to < 0: to the end), then history_finish(h, live). NULL with
+ * *cause when the file cannot be read or is too large to return whole.
+ */
+json_t *history_read(
+	struct history *h, const char *path, off_t from, off_t to, int live, char **cause);
 /* Turns (history_finish's, text mode or not) as a JSON array appended to out; 0 or -E2BIG. */
 struct buf;
 int history_turns_text(json_t *turns, struct buf *out);

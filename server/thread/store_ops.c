@@ -94,28 +94,13 @@ store_meta_json(
 json_t *
 store_history(const char *path, off_t end, int live, int text, char **cause)
 {
-	struct rollout_reader *r;
-	struct rollout_rec rec;
-	struct history *h;
+	struct history *h = history_new();
 	json_t *turns;
-	int e;
 
-	if ((e = rollout_reader_open(path, 0, end, &r)) != 0) {
-		*cause = xasprintf("failed to read %s: %s", path, strerror(-e));
-		return NULL;
-	}
-	h = history_new();
 	if (text)
 		history_text(h);
-	history_reader(r);
-	while (rollout_reader_next(r, &rec) == 1)
-		history_feed(h, &rec);
-	rollout_reader_close(r);
-	turns = history_finish(h, live);
+	turns = history_read(h, path, 0, end, live, cause);
 	history_free(h);
-	if (turns == NULL)
-		*cause = xasprintf(
-			"%s is too large to return whole; page it with thread/turns/list", path);
 	return turns;
 }
 

@@ -159,25 +159,21 @@ pages_sink(void *arg, json_t *turn)
 static json_t *
 pages_turn(const char *path, const struct store_span *sp, int live)
 {
-	struct rollout_reader *r;
-	struct rollout_rec rec;
-	struct history *h;
-	json_t *got = json_array(), *turn = NULL, *t;
+	struct history *h = history_new();
+	json_t *got = json_array(), *turn = NULL, *t, *rest;
+	char *cause = NULL;
 	size_t i;
 
-	if (rollout_reader_open(path, sp->start, sp->end, &r) != 0) {
+	history_sink(h, pages_sink, got);
+	history_ignore_rollbacks(h);
+	rest = history_read(h, path, sp->start, sp->end, live, &cause);
+	history_free(h);
+	free(cause);
+	if (rest == NULL) {
 		json_decref(got);
 		return NULL;
 	}
-	h = history_new();
-	history_sink(h, pages_sink, got);
-	history_ignore_rollbacks(h);
-	history_reader(r);
-	while (rollout_reader_next(r, &rec) == 1)
-		history_feed(h, &rec);
-	rollout_reader_close(r);
-	json_decref(history_finish(h, live));
-	history_free(h);
+	json_decref(rest);
 	json_array_foreach(got, i, t)
 	{
 		if (strcmp(json_string_value(json_object_get(t, "id")), sp->id) == 0) {

@@ -57,25 +57,19 @@ fuzz_back_cb(void *arg, const char *line, size_t len, off_t off)
 static json_t *
 fuzz_history(off_t from, off_t to, int sink, int live, int text)
 {
-	struct rollout_reader *r;
-	struct rollout_rec rec;
-	struct history *h;
+	struct history *h = history_new();
 	json_t *got = json_array(), *turns;
+	char *cause = NULL;
 
-	if (rollout_reader_open(fuzz_path, from, to, &r) != 0)
-		abort();
-	h = history_new();
 	if (text)
 		history_text(h);
 	if (sink) {
 		history_sink(h, fuzz_sink, got);
 		history_ignore_rollbacks(h);
 	}
-	history_reader(r);
-	while (rollout_reader_next(r, &rec) == 1)
-		history_feed(h, &rec);
-	rollout_reader_close(r);
-	turns = history_finish(h, live);
+	/* NULL only when the file cannot be read: the input was just written */
+	if ((turns = history_read(h, fuzz_path, from, to, live, &cause)) == NULL)
+		abort();
 	history_free(h);
 	json_decref(got);
 	return turns;

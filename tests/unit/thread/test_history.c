@@ -18,19 +18,15 @@
 static json_t *
 turns_built(const char *path, int live, int text)
 {
-	struct rollout_reader *r;
-	struct rollout_rec rec;
 	struct history *h = history_new();
+	char *cause = NULL;
 	json_t *turns;
 
 	if (text)
 		history_text(h);
-	assert_int_equal(rollout_reader_open(path, 0, -1, &r), 0);
-	history_reader(r);
-	while (rollout_reader_next(r, &rec) == 1)
-		history_feed(h, &rec);
-	rollout_reader_close(r);
-	turns = history_finish(h, live);
+	turns = history_read(h, path, 0, -1, live, &cause);
+	if (turns == NULL)
+		fail_msg("%s", cause);
 	history_free(h);
 	return turns;
 }
