@@ -32,6 +32,8 @@ struct rollout_writer {
 
 static int rollout_writer_recover(struct rollout_writer *w);
 
+int rollout_writer_no_tmpfile;
+
 /* A writer around an open fd. */
 static struct rollout_writer *
 rollout_writer_wrap(int fd, const char *path, off_t size, int64_t next_ordinal)
@@ -85,7 +87,12 @@ rollout_writer_create_hidden(const char *path, struct rollout_writer **out, char
 	if (slash != NULL)
 		*slash = '\0';
 	/* Unnamed in its folder: a crash before the link leaves nothing behind. */
-	fd = open(slash != NULL ? dir : ".", O_WRONLY | O_TMPFILE | O_APPEND | O_CLOEXEC, 0600);
+	if (rollout_writer_no_tmpfile) {
+		fd = -1;
+		errno = EOPNOTSUPP;
+	} else
+		fd = open(slash != NULL ? dir : ".", O_WRONLY | O_TMPFILE | O_APPEND | O_CLOEXEC,
+			0600);
 	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
 		/* A filesystem without O_TMPFILE: a dot name the scans never read, renamed later.
 		 */

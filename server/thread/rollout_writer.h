@@ -30,6 +30,8 @@ int rollout_writer_create(const char *path, struct rollout_writer **out, char **
  * suspended while hidden. 0 or -errno with *cause (-EEXIST when path exists).
  */
 int rollout_writer_create_hidden(const char *path, struct rollout_writer **out, char **cause);
+/* Test seam: nonzero makes rollout_writer_create_hidden take the dot-name way (0 in the daemon). */
+extern int rollout_writer_no_tmpfile;
 /* Link a hidden rollout at its path (never replacing a file there); 0 or -errno with *cause. */
 int rollout_writer_publish(struct rollout_writer *w, char **cause);
 /* Whether the file is at its path (not a hidden one still unpublished). */

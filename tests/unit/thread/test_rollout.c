@@ -181,19 +181,33 @@ test_round_trip(void **state)
 	free(path);
 }
 
-/* Entries of a folder other than . and .. */
+/* Entries of a folder other than . and .. (*hidden: how many of them are dot names). */
 static int
-entries(const char *dir)
+entries_hidden(const char *dir, int *hidden)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	int n = 0;
 
 	assert_non_null(d);
-	while ((e = readdir(d)) != NULL)
-		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	*hidden = 0;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		n++;
+		*hidden += e->d_name[0] == '.';
+	}
 	closedir(d);
 	return n;
+}
+
+/* Entries a scan sees: not . and .., and no dot name left over. */
+static int
+entries(const char *dir)
+{
+	int hidden, n = entries_hidden(dir, &hidden);
+
+	return n - hidden;
 }
 
 /*
@@ -202,7 +216,7 @@ entries(const char *dir)
  * leaves nothing; publishing never replaces a file at its path.
  */
 static void
-test_hidden_until_published(void **state)
+hidden_until_published(void)
 {
 	char *dir = tu_tmpdir("hidden"), *day = xasprintf("%s/sessions/2026/11/26", dir);
 	char *path = xasprintf("%s/rollout-a.jsonl", day),
@@ -211,6 +225,7 @@ test_hidden_until_published(void **state)
 	struct rollout_writer *w, *v;
 	json_t *p = json_pack("{s:s}", "type", "x"), *got;
 	struct stat st;
+	int hidden;
 
 	assert_int_equal(rollout_writer_create_hidden(path, &w, &cause), 0);
 	assert_false(rollout_writer_published(w));
@@ -220,6 +235,7 @@ test_hidden_until_published(void **state)
 	assert_false(rollout_writer_suspended(w));
 	assert_int_equal(stat(path, &st), -1);
 	assert_int_equal(entries(day), 0);
+	assert_int_equal(entries_hidden(day, &hidden), rollout_writer_no_tmpfile ? 1 : 0);
 	assert_int_equal(rollout_writer_publish(w, &cause), 0);
 	assert_true(rollout_writer_published(w));
 	assert_int_equal(rollout_writer_publish(w, &cause), 0); /* once is enough */
@@ -237,7 +253,8 @@ test_hidden_until_published(void **state)
 	assert_int_equal(rollout_writer_create_hidden(other, &v, &cause), 0);
 	assert_int_equal(rollout_writer_append(v, 0, "event_msg", p), 0);
 	rollout_writer_close(v);
-	assert_int_equal(entries(day), 1);
+	assert_int_equal(entries_hidden(day, &hidden), 1);
+	assert_int_equal(hidden, 0);
 	/* the path taken: refused at once, or at the link, and the file there is untouched */
 	assert_int_equal(rollout_writer_create_hidden(path, &v, &cause), -EEXIST);
 	free(cause);
@@ -252,13 +269,29 @@ test_hidden_until_published(void **state)
 	got = read_all(other, NULL);
 	assert_int_equal(json_array_size(got), 4);
 	json_decref(got);
-	assert_int_equal(entries(day), 1);
+	assert_int_equal(entries_hidden(day, &hidden), 1); /* no dot name left behind */
+	assert_int_equal(hidden, 0);
 	json_decref(p);
 	tu_rmrf(dir);
 	free(dir);
 	free(day);
 	free(path);
 	free(other);
+}
+
+static void
+test_hidden_until_published(void **state)
+{
+	hidden_until_published();
+}
+
+/* The same where the filesystem has no O_TMPFILE: a dot name, gone once published or closed. */
+static void
+test_hidden_without_tmpfile(void **state)
+{
+	rollout_writer_no_tmpfile = 1;
+	hidden_until_published();
+	rollout_writer_no_tmpfile = 0;
 }
 
 /* Half a line from a crash: ignored on read, cut before the next append, nothing else lost. */
@@ -497,6 +530,7 @@ main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_torn_tail),
 		cmocka_unit_test(test_hidden_until_published),
+		cmocka_unit_test(test_hidden_without_tmpfile),
 		cmocka_unit_test(test_suspend),
 		cmocka_unit_test(test_hostile_lines),
 		cmocka_unit_test(test_lean_short_values),
