@@ -94,8 +94,7 @@ rollout_writer_create_hidden(const char *path, struct rollout_writer **out, char
 		fd = open(slash != NULL ? dir : ".", O_WRONLY | O_TMPFILE | O_APPEND | O_CLOEXEC,
 			0600);
 	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
-		/* A filesystem without O_TMPFILE: a dot name the scans never read, renamed later.
-		 */
+		/* A filesystem without O_TMPFILE: a dot name no scan reads, linked on publish. */
 		tmp = xasprintf(
 			"%s/.%s.tmp", slash != NULL ? dir : ".", slash != NULL ? slash + 1 : path);
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
