@@ -25,9 +25,11 @@ CFLAGS   ?=
 LDLIBS   := -lev $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lutil -lpthread -lm
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-# Sources are found, never listed: every .c under these folders (one level of subfolders).
+# Sources are found, never listed: every .c under these folders, at any depth (sub-folders such
+# as server/agent/patch/ included). $(call rwildcard,DIRS,PATTERN) is a recursive $(wildcard).
+rwildcard = $(foreach d,$(wildcard $(addsuffix /*,$(1))),$(call rwildcard,$(d),$(2)) $(filter $(subst *,%,$(2)),$(d)))
 SRC_DIRS := protocol sandbox server
-CORE_SRC := $(sort $(filter-out server/main.c,$(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c $(d)/*/*.c))))
+CORE_SRC := $(sort $(filter-out server/main.c,$(call rwildcard,$(SRC_DIRS),*.c)))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c tests/unit/*/test_*.c))
 INT_SRC  := $(sort $(wildcard tests/integration/test_*.c))
 HARNESS  := $(sort $(filter-out $(INT_SRC),$(wildcard tests/integration/*.c)))
@@ -199,7 +201,7 @@ bench: $(BUILD)/app-server $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do APP_SERVER_BIN=$(BUILD)/app-server $$b || exit 1; done
 
 # --- style ------------------------------------------------------------------------------------
-FORMAT_FILES = $(wildcard $(foreach d,$(SRC_DIRS),$(d)/*.[ch] $(d)/*/*.[ch]) tests/*/*.[ch] tests/*/*/*.[ch] bench/*.[ch] bench/lib/*.[ch] clients/cli/*.[ch])
+FORMAT_FILES = $(call rwildcard,$(SRC_DIRS),*.c) $(call rwildcard,$(SRC_DIRS),*.h) $(wildcard tests/*/*.[ch] tests/*/*/*.[ch] bench/*.[ch] bench/lib/*.[ch] clients/cli/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)
 

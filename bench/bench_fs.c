@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fs/search.h"
+#include "fs/search/search.h"
 #include "lib/benchlib.h"
 #include "protocol/xmalloc.h"
 

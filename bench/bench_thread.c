@@ -18,10 +18,10 @@
 #include "lib/rollgen.h"
 #include "protocol/buf.h"
 #include "protocol/xmalloc.h"
-#include "thread/record.h"
-#include "thread/rollout.h"
-#include "thread/rollout_writer.h"
-#include "thread/store.h"
+#include "thread/rollout/record.h"
+#include "thread/rollout/rollout.h"
+#include "thread/rollout/rollout_writer.h"
+#include "thread/store/store.h"
 #include "thread/uuidv7.h"
 
 /* Current resident memory of this process in KiB. */

@@ -24,7 +24,7 @@
 #include "lib/lineconn.h"
 #include "lib/rollgen.h"
 #include "protocol/xmalloc.h"
-#include "thread/rollout.h"
+#include "thread/rollout/rollout.h"
 
 struct bs_opts {
 	struct bench_target t;

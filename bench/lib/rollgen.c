@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/xmalloc.h"
 #include "rollgen.h"
-#include "thread/record.h"
-#include "thread/rollout.h"
-#include "thread/rollout_writer.h"
+#include "protocol/xmalloc.h"
+#include "thread/rollout/record.h"
+#include "thread/rollout/rollout.h"
+#include "thread/rollout/rollout_writer.h"
 #include "thread/uuidv7.h"
 
 /* Write one upstream-shaped rollout with `turns` turns of `items` items each at ms. */

@@ -11,13 +11,13 @@
 #include <time.h>
 
 #include "agent_int.h"
-#include "diff.h"
+#include "agent/diff/diff.h"
 #include "exec/exec.h"
 #include "model/model.h"
 #include "protocol/xmalloc.h"
-#include "thread/store.h"
+#include "thread/store/store.h"
+#include "thread/store/worker.h"
 #include "thread/uuidv7.h"
-#include "thread/worker.h"
 
 static void agent_kick_cb(struct ev_loop *, ev_idle *, int);
 static void agent_advance(struct agent_turn *t);

@@ -13,8 +13,8 @@
 
 #include "agent_int.h"
 #include "protocol/xmalloc.h"
-#include "thread/rollout_reader.h"
-#include "thread/worker.h"
+#include "thread/rollout/rollout_reader.h"
+#include "thread/store/worker.h"
 
 struct agent_history_job {
 	struct agent *a;

@@ -20,12 +20,12 @@
 #include <sys/types.h>
 
 #include "agent.h"
-#include "approval_rules.h"
+#include "agent/approval/approval_rules.h"
+#include "agent/shell/shell_words.h"
+#include "agent/tools/tool_headtail.h"
 #include "config/config.h"
 #include "protocol/buf.h"
-#include "shell_words.h"
-#include "thread/rollout_summary.h"
-#include "tool_headtail.h"
+#include "thread/rollout/rollout_summary.h"
 
 struct model_req;
 struct patch;

@@ -15,13 +15,13 @@
 #include <string.h>
 
 #include "agent_int.h"
+#include "agent/tools/tool_specs.h"
 #include "io/http.h"
 #include "io/log.h"
 #include "model/model.h"
 #include "protocol/xmalloc.h"
-#include "thread/store.h"
+#include "thread/store/store.h"
 #include "thread/uuidv7.h"
-#include "tool_specs.h"
 
 static void agent_model_cb(void *arg, const struct model_event *ev);
 

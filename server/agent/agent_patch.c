@@ -12,12 +12,12 @@
 #include <string.h>
 
 #include "agent_int.h"
-#include "apply_patch.h"
-#include "diff.h"
+#include "agent/diff/diff.h"
+#include "agent/patch/apply_patch.h"
+#include "agent/tools/tool_output.h"
 #include "protocol/xmalloc.h"
 #include "sandbox/sandbox.h"
-#include "thread/worker.h"
-#include "tool_output.h"
+#include "thread/store/worker.h"
 
 /* One patch going through prepare, approval and commit. */
 struct agent_patch {

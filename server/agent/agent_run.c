@@ -14,12 +14,12 @@
 #include <string.h>
 
 #include "agent_int.h"
-#include "command_actions.h"
+#include "agent/shell/command_actions.h"
+#include "agent/tools/tool_output.h"
 #include "exec/exec.h"
 #include "protocol/utf8.h"
 #include "protocol/xmalloc.h"
 #include "sandbox/sandbox.h"
-#include "tool_output.h"
 
 extern char **environ;
 

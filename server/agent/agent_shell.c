@@ -12,11 +12,11 @@
 #include <string.h>
 
 #include "agent_int.h"
-#include "apply_patch.h"
+#include "agent/patch/apply_patch.h"
+#include "agent/tools/tool_output.h"
 #include "exec/exec.h"
 #include "protocol/xmalloc.h"
 #include "sandbox/sandbox.h"
-#include "tool_output.h"
 
 #define AGENT_DEFAULT_SHELL "/bin/bash"
 

@@ -10,13 +10,13 @@
 #include <string.h>
 
 #include "agent_int.h"
-#include "apply_patch.h"
+#include "agent/patch/apply_patch.h"
+#include "agent/tools/plan_update.h"
+#include "agent/tools/tool_output.h"
 #include "exec/exec.h"
-#include "plan_update.h"
 #include "protocol/xmalloc.h"
-#include "thread/store.h"
+#include "thread/store/store.h"
 #include "thread/uuidv7.h"
-#include "tool_output.h"
 
 /* The answer to one call (function_call_output or custom_tool_call_output) into the history. */
 void

@@ -17,13 +17,13 @@
 #include <string.h>
 
 #include "api.h"
+#include "session.h"
 #include "fs/fs.h"
 #include "fs/fs_watch.h"
 #include "fs/fs_worker.h"
-#include "fs/search.h"
-#include "rpc/rpc.h"
-#include "session.h"
+#include "fs/search/search.h"
 #include "protocol/xmalloc.h"
+#include "rpc/rpc.h"
 
 #define FS_POOL_THREADS 2
 

@@ -14,10 +14,10 @@
 #include <string.h>
 
 #include "api.h"
-#include "fs/search.h"
-#include "rpc/rpc.h"
 #include "session.h"
+#include "fs/search/search.h"
 #include "protocol/xmalloc.h"
+#include "rpc/rpc.h"
 
 /* The roots of a request as a C vector (borrowed strings; the vector is the caller's). */
 static const char **

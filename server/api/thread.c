@@ -15,18 +15,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/approval_rules.h"
 #include "api.h"
+#include "session.h"
+#include "thread.h"
+#include "turn.h"
+#include "agent/approval/approval_rules.h"
 #include "config/config.h"
 #include "config/home.h"
 #include "protocol/buf.h"
 #include "protocol/version.h"
 #include "protocol/xmalloc.h"
 #include "rpc/rpc.h"
-#include "session.h"
-#include "thread.h"
-#include "thread/store.h"
-#include "turn.h"
+#include "thread/store/store.h"
 
 /* What this daemon keeps per loaded thread besides the store's side. */
 struct thread_slot {

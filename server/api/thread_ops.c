@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "api.h"
-#include "protocol/xmalloc.h"
-#include "rpc/rpc.h"
 #include "session.h"
 #include "thread.h"
-#include "thread/store.h"
+#include "protocol/xmalloc.h"
+#include "rpc/rpc.h"
+#include "thread/store/store.h"
 
 /* The daemon's store, or NULL after answering the error. */
 static struct store *

@@ -9,11 +9,11 @@
 #include <string.h>
 
 #include "api.h"
-#include "protocol/xmalloc.h"
-#include "rpc/rpc.h"
 #include "session.h"
 #include "thread.h"
-#include "thread/store.h"
+#include "protocol/xmalloc.h"
+#include "rpc/rpc.h"
+#include "thread/store/store.h"
 
 #define THREAD_LOADED_LIMIT 100 /* thread/loaded/list page size at most (and by default) */
 

@@ -9,18 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "session.h"
+#include "thread.h"
+#include "turn.h"
 #include "agent/agent.h"
-#include "agent/approval_rules.h"
+#include "agent/approval/approval_rules.h"
 #include "config/config.h"
 #include "io/http.h"
 #include "protocol/xmalloc.h"
 #include "rpc/rpc.h"
 #include "sandbox/sandbox.h"
-#include "session.h"
-#include "thread.h"
-#include "thread/store.h"
-#include "thread/worker.h"
-#include "turn.h"
+#include "thread/store/store.h"
+#include "thread/store/worker.h"
 
 static struct worker *turn_worker; /* disk work of every thread's turns (apply_patch, history) */
 

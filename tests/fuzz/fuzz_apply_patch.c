@@ -33,8 +33,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/apply_patch.h"
-#include "agent/diff.h"
+#include "agent/diff/diff.h"
+#include "agent/patch/apply_patch.h"
 #include "protocol/buf.h"
 #include "protocol/xmalloc.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/gitignore.h"
+#include "fs/search/gitignore.h"
 
 #define FUZZ_GLOBS 8 /* rules tried one by one against each path */
 

@@ -13,7 +13,7 @@
 
 #include "protocol/buf.h"
 #include "protocol/xmalloc.h"
-#include "thread/item.h"
+#include "thread/history/item.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

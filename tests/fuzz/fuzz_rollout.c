@@ -22,10 +22,10 @@
 #include <jansson.h>
 
 #include "protocol/buf.h"
-#include "thread/history.h"
-#include "thread/names.h"
-#include "thread/rollout_reader.h"
-#include "thread/rollout_summary.h"
+#include "thread/history/history.h"
+#include "thread/rollout/rollout_reader.h"
+#include "thread/rollout/rollout_summary.h"
+#include "thread/store/names.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,8 +11,8 @@
 #include <strings.h>
 
 #include "approval_rules.h"
-#include "safe_commands.h"
-#include "shell_script.h"
+#include "agent/shell/safe_commands.h"
+#include "agent/shell/shell_script.h"
 #include "protocol/xmalloc.h"
 
 #define PROMPT_CONFLICT_REASON "approval required by policy, but AskForApproval is set to Never"

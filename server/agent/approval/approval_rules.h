@@ -24,7 +24,7 @@
 
 #include <jansson.h>
 
-#include "shell_words.h"
+#include "agent/shell/shell_words.h"
 
 #define APPROVAL_CACHE_MAX     4096	   /* acceptForSession keys per thread */
 #define APPROVAL_CACHE_KEY_MAX (64u << 10) /* a longer command is simply not cached */

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "apply_patch_int.h"
-#include "diff.h"
+#include "agent/diff/diff.h"
 #include "protocol/buf.h"
 #include "protocol/utf8.h"
 #include "protocol/xmalloc.h"

@@ -21,7 +21,7 @@
 
 #include "apply_patch_int.h"
 #include "apply_patch_path.h"
-#include "diff.h"
+#include "agent/diff/diff.h"
 #include "protocol/buf.h"
 #include "protocol/utf8.h"
 #include "protocol/xmalloc.h"

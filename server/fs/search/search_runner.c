@@ -21,10 +21,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "fs.h"
-#include "fs_worker.h"
 #include "search.h"
 #include "search_live.h"
+#include "fs/fs.h"
+#include "fs/fs_worker.h"
 #include "protocol/xmalloc.h"
 
 #define SEARCH_CACHE_IDLE 4 /* live indexes kept for one-shot searches */

@@ -9,12 +9,12 @@
 
 #include "history.h"
 #include "history_int.h"
-#include "rollout.h"
-#include "rollout_writer.h"
 #include "item.h"
-#include "rollout_summary.h"
-#include "uuidv7.h"
 #include "protocol/xmalloc.h"
+#include "thread/rollout/rollout.h"
+#include "thread/rollout/rollout_summary.h"
+#include "thread/rollout/rollout_writer.h"
+#include "thread/uuidv7.h"
 
 struct history *
 history_new(void)

@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "rollout_reader.h"
+#include "thread/rollout/rollout_reader.h"
 
 #define HISTORY_MAX_BYTES (256u << 20) /* record bytes one whole-history build accepts */
 

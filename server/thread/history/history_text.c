@@ -14,10 +14,10 @@
 #include "history.h"
 #include "history_int.h"
 #include "item.h"
-#include "rollout.h"
-#include "rollout_writer.h"
 #include "protocol/jscan.h"
 #include "protocol/xmalloc.h"
+#include "thread/rollout/rollout.h"
+#include "thread/rollout/rollout_writer.h"
 
 /* The payload members the builder reads, per record type left raw. */
 static const char *const history_item_keys[] = {

@@ -10,10 +10,10 @@
 
 #include <sqlite3.h>
 
-#include "record.h"
-#include "rollout.h"
 #include "tindex.h"
 #include "protocol/xmalloc.h"
+#include "thread/rollout/record.h"
+#include "thread/rollout/rollout.h"
 
 #define TINDEX_STMTS 32
 

@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "rollout_summary.h"
+#include "thread/rollout/rollout_summary.h"
 
 #define TINDEX_FILE		"app-server-threads.sqlite"
 #define TINDEX_VERSION		1

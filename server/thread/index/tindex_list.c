@@ -13,10 +13,10 @@
 
 #include <sqlite3.h>
 
-#include "protocol/buf.h"
 #include "tindex.h"
-#include "uuidv7.h"
+#include "protocol/buf.h"
 #include "protocol/xmalloc.h"
+#include "thread/uuidv7.h"
 
 #define LIST_SQL_MAX (64 * 1024)
 

@@ -10,12 +10,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "names.h"
-#include "rollout.h"
-#include "rollout_summary.h"
 #include "tindex.h"
 #include "tscan.h"
 #include "protocol/xmalloc.h"
+#include "thread/rollout/rollout.h"
+#include "thread/rollout/rollout_summary.h"
+#include "thread/store/names.h"
 
 #define TSCAN_DEPTH 4 /* sessions/YYYY/MM/DD */
 

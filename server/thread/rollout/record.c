@@ -4,11 +4,11 @@
  */
 #include <string.h>
 
-#include "item.h"
 #include "record.h"
 #include "rollout.h"
-#include "uuidv7.h"
 #include "protocol/xmalloc.h"
+#include "thread/history/item.h"
+#include "thread/uuidv7.h"
 
 /* A string or null. */
 static json_t *

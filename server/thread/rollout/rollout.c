@@ -10,8 +10,8 @@
 #include <time.h>
 
 #include "rollout.h"
-#include "uuidv7.h"
 #include "protocol/xmalloc.h"
+#include "thread/uuidv7.h"
 
 /* Wall-clock milliseconds. */
 int64_t

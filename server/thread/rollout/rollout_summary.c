@@ -10,12 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "protocol/buf.h"
 #include "rollout.h"
 #include "rollout_reader.h"
 #include "rollout_summary.h"
-#include "uuidv7.h"
+#include "protocol/buf.h"
 #include "protocol/xmalloc.h"
+#include "thread/uuidv7.h"
 
 /* Replace a heap string. */
 void

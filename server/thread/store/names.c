@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "names.h"
-#include "rollout.h"
-#include "rollout_reader.h"
-#include "uuidv7.h"
 #include "protocol/xmalloc.h"
+#include "thread/rollout/rollout.h"
+#include "thread/rollout/rollout_reader.h"
+#include "thread/uuidv7.h"
 
 char *
 names_path(const char *home)

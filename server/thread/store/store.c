@@ -18,11 +18,11 @@
 #include <unistd.h>
 
 #include "names.h"
-#include "rollout.h"
 #include "store_int.h"
-#include "tscan.h"
-#include "uuidv7.h"
 #include "protocol/xmalloc.h"
+#include "thread/index/tscan.h"
+#include "thread/rollout/rollout.h"
+#include "thread/uuidv7.h"
 
 static void store_list_now(
 	struct store *s, const struct store_list_params *p, store_list_fn cb, void *arg);

@@ -24,7 +24,7 @@
 #include <jansson.h>
 
 #include "protocol/buf.h"
-#include "rollout_summary.h"
+#include "thread/rollout/rollout_summary.h"
 
 struct store;
 struct store_thread;

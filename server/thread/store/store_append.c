@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record.h"
-#include "rollout.h"
 #include "store_int.h"
-#include "uuidv7.h"
 #include "protocol/xmalloc.h"
+#include "thread/rollout/record.h"
+#include "thread/rollout/rollout.h"
+#include "thread/uuidv7.h"
 
 /* Append one record if the thread has a rollout; keeps updated_ms current. */
 static int

@@ -11,12 +11,12 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
-#include "history.h"
-#include "record.h"
-#include "rollout_writer.h"
 #include "store.h"
-#include "tindex.h"
 #include "worker.h"
+#include "thread/history/history.h"
+#include "thread/index/tindex.h"
+#include "thread/rollout/record.h"
+#include "thread/rollout/rollout_writer.h"
 
 #define STORE_TURNIDX_CACHE  16	       /* turn indexes kept (LRU) for paging */
 #define STORE_PENDING_LISTS  1024      /* list requests queued while the index is built */

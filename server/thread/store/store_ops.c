@@ -12,13 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "history.h"
 #include "names.h"
-#include "record.h"
-#include "rollout.h"
-#include "rollout_reader.h"
 #include "store_int.h"
 #include "protocol/xmalloc.h"
+#include "thread/history/history.h"
+#include "thread/rollout/record.h"
+#include "thread/rollout/rollout.h"
+#include "thread/rollout/rollout_reader.h"
 
 /* Seconds, as the wire wants them. */
 static json_t *

@@ -13,11 +13,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "history.h"
-#include "rollout_reader.h"
 #include "store_int.h"
-#include "uuidv7.h"
 #include "protocol/xmalloc.h"
+#include "thread/history/history.h"
+#include "thread/rollout/rollout_reader.h"
+#include "thread/uuidv7.h"
 
 #define PAGES_DEFAULT	25  /* upstream's THREAD_TURNS_DEFAULT_LIMIT */
 #define PAGES_MAX	100 /* upstream's THREAD_TURNS_MAX_LIMIT */

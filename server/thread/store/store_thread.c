@@ -9,14 +9,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "history.h"
 #include "names.h"
-#include "record.h"
-#include "rollout.h"
-#include "rollout_reader.h"
 #include "store_int.h"
-#include "uuidv7.h"
 #include "protocol/xmalloc.h"
+#include "thread/history/history.h"
+#include "thread/rollout/record.h"
+#include "thread/rollout/rollout.h"
+#include "thread/rollout/rollout_reader.h"
+#include "thread/uuidv7.h"
 
 struct store_thread *
 store_loaded(struct store *s, const char *id)

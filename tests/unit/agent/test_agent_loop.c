@@ -25,7 +25,7 @@
 #include "io/http.h"
 #include "io/outq.h"
 #include "protocol/xmalloc.h"
-#include "thread/worker.h"
+#include "thread/store/worker.h"
 
 struct rec {
 	json_t *events; /* [method, params] pairs in order */

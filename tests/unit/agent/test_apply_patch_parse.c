@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/apply_patch_int.h"
+#include "agent/patch/apply_patch_int.h"
 #include "protocol/buf.h"
 #include "protocol/xmalloc.h"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/apply_patch_int.h"
+#include "agent/patch/apply_patch_int.h"
 #include "protocol/xmalloc.h"
 
 #define BODY		"*** Begin Patch\n*** Add File: foo\n+hi\n*** End Patch"

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/approval_rules.h"
-#include "agent/shell_words.h"
+#include "agent/approval/approval_rules.h"
+#include "agent/shell/shell_words.h"
 
 #define UNTRUSTED                                                                                  \
 	{                                                                                          \

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/command_actions.h"
-#include "agent/command_actions_int.h"
-#include "agent/shell_words.h"
+#include "agent/shell/command_actions.h"
+#include "agent/shell/command_actions_int.h"
+#include "agent/shell/shell_words.h"
 #include "protocol/buf.h"
 
 /* How a case's input is given. */

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/diff.h"
+#include "agent/diff/diff.h"
 #include "protocol/buf.h"
 #include "protocol/xmalloc.h"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/plan_update.h"
+#include "agent/tools/plan_update.h"
 
 /* A full plan: params in upstream's key order, the checklist text. */
 static void

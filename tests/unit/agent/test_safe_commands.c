@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/safe_commands.h"
-#include "agent/shell_words.h"
+#include "agent/shell/safe_commands.h"
+#include "agent/shell/shell_words.h"
 
 /* What each column checks. */
 enum sc_check { SAFE_EXEC, KNOWN_SAFE, DANGEROUS };

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/shell_script.h"
-#include "agent/shell_words.h"
+#include "agent/shell/shell_script.h"
+#include "agent/shell/shell_words.h"
 #include "protocol/buf.h"
 
 /* The words of a list joined with '|' (for table comparisons). */

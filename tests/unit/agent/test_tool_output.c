@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/tool_headtail.h"
-#include "agent/tool_output.h"
+#include "agent/tools/tool_headtail.h"
+#include "agent/tools/tool_output.h"
 
 /* The two answers recorded in the reference rollouts (shell_tool and apply_patch threads). */
 static void

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/tool_specs.h"
+#include "agent/tools/tool_specs.h"
 
 /* The names of a tools array, comma-joined (Responses or Chat form). */
 static void

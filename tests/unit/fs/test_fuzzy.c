@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "fs/fuzzy.h"
+#include "fs/search/fuzzy.h"
 
 struct fz_case {
 	const char *query;

@@ -15,8 +15,8 @@
 
 #include <jansson.h>
 
-#include "fs/search.h"
 #include "fs_test_util.h"
+#include "fs/search/search.h"
 
 #define FIXTURE "tests/fixtures/fs/fuzzy_upstream.json"
 

@@ -11,10 +11,10 @@
 #include <ev.h>
 #include <time.h>
 
-#include "fs/fuzzy.h"
-#include "fs/gitignore.h"
-#include "fs/search.h"
 #include "fs_test_util.h"
+#include "fs/search/fuzzy.h"
+#include "fs/search/gitignore.h"
+#include "fs/search/search.h"
 
 struct gi_case {
 	const char *pattern;

@@ -11,9 +11,9 @@
 
 #include <ev.h>
 
-#include "fs/search.h"
-#include "fs/search_live.h"
 #include "fs_test_util.h"
+#include "fs/search/search.h"
+#include "fs/search/search_live.h"
 
 /* Is rel in the index (and a folder when is_dir)? -1 absent, 0 file, 1 folder. */
 static int

@@ -5,8 +5,8 @@
 #ifndef STORE_UTIL_H
 #define STORE_UTIL_H
 
-#include "thread/store.h"
 #include "thread_util.h"
+#include "thread/store/store.h"
 
 /* A list answer captured by su_list_cb. */
 struct su_list {

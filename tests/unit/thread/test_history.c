@@ -8,11 +8,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "protocol/buf.h"
-#include "thread/history.h"
-#include "thread/item.h"
-#include "thread/rollout_reader.h"
 #include "thread_util.h"
+#include "protocol/buf.h"
+#include "thread/history/history.h"
+#include "thread/history/item.h"
+#include "thread/rollout/rollout_reader.h"
 
 /* The turns of one rollout file as the builder gives them: trees, or text (text mode). */
 static json_t *

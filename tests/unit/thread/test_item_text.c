@@ -13,9 +13,9 @@
 
 #include <dirent.h>
 
-#include "protocol/buf.h"
-#include "thread/item.h"
 #include "thread_util.h"
+#include "protocol/buf.h"
+#include "thread/history/item.h"
 
 /* The reference: item_from_core with the times history puts on it, dumped; NULL: no item. */
 static char *

@@ -13,12 +13,12 @@
 
 #include <time.h>
 
-#include "thread/rollout.h"
-#include "thread/rollout_reader.h"
-#include "thread/rollout_summary.h"
-#include "thread/rollout_writer.h"
-#include "thread/uuidv7.h"
 #include "thread_util.h"
+#include "thread/rollout/rollout.h"
+#include "thread/rollout/rollout_reader.h"
+#include "thread/rollout/rollout_summary.h"
+#include "thread/rollout/rollout_writer.h"
+#include "thread/uuidv7.h"
 
 /* Ids made in a row sort in order, carry version 7 and the variant bits. */
 static void

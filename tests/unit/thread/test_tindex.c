@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 
 #include "store_util.h"
-#include "thread/rollout_writer.h"
+#include "thread/rollout/rollout_writer.h"
 
 /* n threads with one turn each, user text "topic <i>". */
 static void

@@ -12,7 +12,7 @@
 #include <pthread.h>
 
 #include "store_util.h"
-#include "thread/worker.h"
+#include "thread/store/worker.h"
 
 struct job {
 	int n, ran_on_loop, done_on_loop;
