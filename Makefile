@@ -129,8 +129,10 @@ schema: $(BUILD)/app-server
 	./$(BUILD)/app-server generate-ts --out $(dir $(TS_TYPES))
 	./$(BUILD)/app-server generate-python --out $(dir $(PY_TYPES))
 
+# The layout check, then its own test (each kind of violation planted in a scratch copy).
 check-layout:
 	@python3 scripts/check-layout.py
+	@sh tests/layout/check_layout_test.sh
 
 schema-check: $(BUILD)/app-server
 	@rm -rf $(BUILD)/schema-check && mkdir -p $(BUILD)/schema-check

@@ -1,7 +1,7 @@
 /*
  * fuzzyFileSearch and its experimental sessions (sessionStart, sessionUpdate, sessionStop,
  * gated by experimentalApi as upstream's), forwarded to the connection's search runner
- * (fs/search.h): walks and scoring on its worker, answers and notifications from here.
+ * (fs/search/search.h): walks and scoring on its worker, answers and notifications from here.
  *
  * Rules kept here: a one-shot search is answered from its completion, also when cancelled by
  * a later search with the same cancellationToken (with what it found, never an error); a

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for server/thread/item_text.c: the input is a core item's text (as a
+ * libFuzzer target for server/thread/history/item_text.c: the input is a core item's text (as a
  * rollout's item_completed holds it). item_text_from_core must write exactly what
  * item_from_core gives for the parsed text (with the same times), or refuse exactly the
  * texts that are not items; the first input byte picks which times are given.

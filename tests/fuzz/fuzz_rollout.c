@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for reading rollouts (server/thread/rollout_reader.c) and rebuilding their
+ * libFuzzer target for reading rollouts (server/thread/rollout/rollout_reader.c) and rebuilding their
  * turns (server/thread/history*.c): the input is written to a scratch file, which is then
  * read the ways the daemon reads one:
  *   - thread/read with turns: history_reader + history_feed + history_finish (live or not),

@@ -1,5 +1,5 @@
 /*
- * Table tests for the apply_patch parser (server/agent/apply_patch_parse.c): valid patches
+ * Table tests for the apply_patch parser (server/agent/patch/apply_patch_parse.c): valid patches
  * rendered as a compact dump of their hunks, malformed ones with upstream's exact message
  * (the cases of upstream's parser.rs tests, plus leniencies and bounds).
  */

@@ -1,5 +1,5 @@
 /*
- * Tests for recognising apply_patch in commands (server/agent/apply_patch_shell.c): the
+ * Tests for recognising apply_patch in commands (server/agent/patch/apply_patch_shell.c): the
  * forms upstream's invocation.rs tests accept and reject, with the workdir of a leading
  * `cd`, and the errors for a bare patch and a patch that does not parse.
  */

@@ -1,5 +1,5 @@
 /*
- * The approval decision table (server/agent/approval_rules.c, approval_policy.c,
+ * The approval decision table (server/agent/approval/approval_rules.c, approval_policy.c,
  * approval_cache.c): one row per (policy, sandbox, command, escalation, session cache) with the
  * action, the sandbox of the first attempt, the text for the model or the reason, and the
  * proposed amendment; the 0.169 observation of notes §4 (untrusted, "touch approved.txt && echo

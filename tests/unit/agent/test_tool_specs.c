@@ -1,5 +1,5 @@
 /*
- * Tool definitions (server/agent/tool_specs.c): the default set and its order, exec_command's
+ * Tool definitions (server/agent/tools/tool_specs.c): the default set and its order, exec_command's
  * schema serialized exactly (sorted properties, upstream's description texts, the raw-string
  * backslashes of `justification`), the freeform apply_patch with upstream's lark grammar, the
  * Chat wrapping, update_plan, and the name parsing / lookup used to answer unsupported calls.

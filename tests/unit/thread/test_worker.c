@@ -1,5 +1,5 @@
 /*
- * Tests for server/thread/worker.c and the store on a real libev loop: jobs run in order off
+ * Tests for server/thread/store/worker.c and the store on a real libev loop: jobs run in order off
  * the loop thread and complete on it through ev_async; a thread's durability callback fires
  * once its rollout is synced; a list asked while the index is built from scratch is answered
  * when the build is done, from the loop.
