@@ -15,13 +15,17 @@ if [ -n "${OPENAI_API_KEY:-}" ] || grep -qs '^[[:space:]]*model_provider' "$home
 	exec "$build/app-client" chat
 fi
 echo "make run: no OPENAI_API_KEY and no model_provider in $home/config.toml: the offline demo model answers (scripted, no network)" >&2
-demo=$(mktemp -d /tmp/app-server-demo.XXXXXX)
+demo=$(mktemp -d "${TMPDIR:-/tmp}/app-server-demo.XXXXXX")
 mkdir -p "$demo/home" "$demo/workspace"
 "$build/app-server" mock-model --script clients/cli/demo/demo.json --port-file "$demo/port" \
 	>/dev/null 2>&1 &
 mock=$!
 trap 'kill $mock 2>/dev/null || true; rm -rf "$demo"' EXIT
-trap 'exit 130' INT TERM
+# Ctrl-C belongs to the chat (it interrupts a turn; twice quits): the script waits for the chat
+# and ends with its status, so make does not report "Error 130" for a chat that quit cleanly.
+trap : INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 i=0
 while [ ! -s "$demo/port" ] && [ $i -lt 200 ]; do
 	sleep 0.05

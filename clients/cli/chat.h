@@ -23,7 +23,7 @@ struct chat {
 	enum chat_state state;
 	int tty;  /* stdin is a terminal: libedit edits lines */
 	ev_io in; /* stdin */
-	ev_signal sigint, sigterm;
+	ev_signal sigint, sigterm, sighup;
 	double last_sigint; /* a second Ctrl-C within a second quits */
 	struct buf pipe_in; /* stdin bytes not yet a line (not a terminal) */
 	char *thread_id, *turn_id, *model, *cwd, *resume;

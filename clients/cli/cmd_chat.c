@@ -7,6 +7,7 @@
  * the loop never blocks on the terminal); from a pipe, lines are read as they are.
  */
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,6 +278,15 @@ chat_line(struct chat *c, char *line)
 		chat_turn_cb, c);
 }
 
+/* Whether the terminal on stdin hung up (its other side closed: poll says POLLHUP). */
+static int
+chat_tty_gone(void)
+{
+	struct pollfd p = {.fd = 0, .events = POLLIN};
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
 static void
 chat_stdin_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
@@ -287,6 +297,16 @@ chat_stdin_cb(struct ev_loop *loop, ev_io *w, int revents)
 	(void)loop;
 	(void)revents;
 	if (c->tty) {
+		/*
+		 * libedit's callback reader returns without a word at end of file, so a terminal
+		 * that went away (its window closed while make, not this process, leads the
+		 * session: no SIGHUP reaches us) would wake this watcher forever. A hangup ends
+		 * the chat like Ctrl-D.
+		 */
+		if (chat_tty_gone()) {
+			chat_quit(c);
+			return;
+		}
 		rl_callback_read_char();
 		return;
 	}
@@ -307,7 +327,7 @@ chat_stdin_cb(struct ev_loop *loop, ev_io *w, int revents)
 	chat_pipe_lines(c);
 }
 
-/* Ctrl-C: interrupt the turn; twice within a second: quit. SIGTERM: quit. */
+/* Ctrl-C: interrupt the turn; twice within a second: quit. SIGTERM, SIGHUP: quit. */
 static void
 chat_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
@@ -315,7 +335,7 @@ chat_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	double now = ev_now(loop);
 
 	(void)revents;
-	if (w->signum == SIGTERM || now - c->last_sigint < 1.0) {
+	if (w->signum != SIGINT || now - c->last_sigint < 1.0) {
 		chat_quit(c);
 		return;
 	}
@@ -455,9 +475,11 @@ cmd_chat_main(int argc, char **argv)
 	c.in.data = &c;
 	ev_signal_init(&c.sigint, chat_signal_cb, SIGINT);
 	ev_signal_init(&c.sigterm, chat_signal_cb, SIGTERM);
-	c.sigint.data = c.sigterm.data = &c;
+	ev_signal_init(&c.sighup, chat_signal_cb, SIGHUP);
+	c.sigint.data = c.sigterm.data = c.sighup.data = &c;
 	ev_signal_start(c.loop, &c.sigint);
 	ev_signal_start(c.loop, &c.sigterm);
+	ev_signal_start(c.loop, &c.sighup);
 	conn_request(c.conn, "initialize",
 		json_pack("{s:{s:s, s:s}}", "clientInfo", "name", "app-client", "version",
 			CLI_VERSION),
@@ -468,6 +490,7 @@ cmd_chat_main(int argc, char **argv)
 	ev_io_stop(c.loop, &c.in);
 	ev_signal_stop(c.loop, &c.sigint);
 	ev_signal_stop(c.loop, &c.sigterm);
+	ev_signal_stop(c.loop, &c.sighup);
 	if (c.error != NULL)
 		fprintf(stderr, "app-client: %s\n", c.error);
 	conn_free(c.conn);

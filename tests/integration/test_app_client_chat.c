@@ -9,6 +9,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +251,115 @@ test_make_run_pipe(void **state)
 	json_decref(line);
 }
 
+/* Whether any process mentions marker in its command line or environment. */
+static int
+chat_any_process_with(const char *marker)
+{
+	char path[300], data[65536];
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int found = 0;
+
+	assert_non_null(d);
+	while (!found && (e = readdir(d)) != NULL) {
+		const char *what[] = {"cmdline", "environ"};
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || strtol(e->d_name, NULL, 10) == getpid())
+			continue;
+		for (size_t i = 0; i < 2 && !found; i++) {
+			int fd;
+			ssize_t n;
+
+			snprintf(path, sizeof path, "/proc/%s/%s", e->d_name, what[i]);
+			if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+				continue;
+			n = read(fd, data, sizeof data);
+			close(fd);
+			found = n > 0 && memmem(data, (size_t)n, marker, strlen(marker)) != NULL;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * make run on a terminal whose window closes while a make-like parent (here sh with a HUP
+ * trap, as make waits for its recipe) leads the session: the kernel sends SIGHUP to the
+ * leader alone, the chat sees only a hung-up terminal. It must end, with the daemon and the
+ * demo's mock model, and leave no scratch folder behind.
+ */
+static void
+test_make_run_hangup(void **state)
+{
+	char tmp[] = "/tmp/test_run_hup.XXXXXX", home[] = "/tmp/test_run_hup_home.XXXXXX";
+	const char *args[] = {"-c", "trap 'echo hup-deferred' HUP; scripts/run.sh; echo run-ended",
+		NULL};
+	struct term *t;
+	long long end;
+	int st = 0;
+	pid_t r;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmp));
+	assert_non_null(mkdtemp(home));
+	unsetenv("OPENAI_API_KEY");
+	setenv("TMPDIR", tmp, 1);
+	setenv("TERM_UTIL_PROGRAM", "/bin/sh", 1);
+	t = term_start_in(NULL, home, args);
+	unsetenv("TERM_UTIL_PROGRAM");
+	unsetenv("TMPDIR");
+	term_expect(t, "the offline demo model answers");
+	term_expect(t, "> ");
+	assert_true(chat_any_process_with(tmp));
+	/* The window closes. */
+	close(t->master);
+	t->master = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	end = asc_now_ms() + asc_timeout(T_REPLY);
+	while ((r = waitpid(t->pid, &st, WNOHANG)) == 0 && asc_now_ms() < end)
+		usleep(20000);
+	if (r == 0) {
+		kill(-t->pid, SIGKILL);
+		waitpid(t->pid, NULL, 0);
+		fail_msg("the chat did not end when its terminal hung up (the session leader waits)");
+	}
+	/* Nothing of the demo is left running: no daemon, no mock model, no scratch folder. */
+	end = asc_now_ms() + asc_timeout(5000);
+	while (chat_any_process_with(tmp) && asc_now_ms() < end)
+		usleep(20000);
+	assert_false(chat_any_process_with(tmp));
+	assert_int_equal(rmdir(tmp), 0);
+	term_free(t);
+	rmdir(home);
+}
+
+/* make run, Ctrl-C twice at the prompt: the chat quits, make reports no error of its recipe. */
+static void
+test_make_run_ctrl_c(void **state)
+{
+	char home[] = "/tmp/test_run_int_home.XXXXXX";
+	const char *args[] = {"--no-print-directory", "-s", "run", NULL};
+	struct term *t;
+
+	(void)state;
+	if (access("/usr/bin/make", X_OK) != 0)
+		skip();
+	assert_non_null(mkdtemp(home));
+	unsetenv("OPENAI_API_KEY");
+	setenv("TERM_UTIL_PROGRAM", "/usr/bin/make", 1);
+	t = term_start_in(NULL, home, args);
+	unsetenv("TERM_UTIL_PROGRAM");
+	term_expect(t, "the offline demo model answers");
+	term_expect(t, "> ");
+	term_type(t, "\003");
+	term_expect(t, "(Ctrl-C again or Ctrl-D to quit)");
+	term_type(t, "\003");
+	term_wait(t);
+	assert_null(strstr(buf_str(&t->out), "Error 130"));
+	assert_null(strstr(buf_str(&t->out), "make: ***"));
+	term_free(t);
+	rmdir(home);
+}
+
 int
 main(void)
 {
@@ -256,6 +368,8 @@ main(void)
 		cmocka_unit_test(test_threads_errors),
 		cmocka_unit_test(test_make_run_demo),
 		cmocka_unit_test(test_make_run_pipe),
+		cmocka_unit_test(test_make_run_hangup),
+		cmocka_unit_test(test_make_run_ctrl_c),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
