@@ -219,6 +219,7 @@ include tests/fuzz/fuzz.mk
 install: $(BUILD)/app-server $(BUILD)/app-client
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BUILD)/app-server $(DESTDIR)$(PREFIX)/bin/app-server
+	install -m 0755 $(BUILD)/app-client $(DESTDIR)$(PREFIX)/bin/app-client
 
 clean:
 	rm -rf $(BUILD)

@@ -20,7 +20,7 @@ mkdir -p "$demo/home" "$demo/workspace"
 "$build/app-server" mock-model --script clients/cli/demo/demo.json --port-file "$demo/port" \
 	>/dev/null 2>&1 &
 mock=$!
-trap 'kill $mock 2>/dev/null || true; rm -rf "$demo"' EXIT
+trap 'kill $mock 2>/dev/null || true; rm -rf "$demo"; echo "make run: the demo workspace $demo/workspace is removed" >&2' EXIT
 # Ctrl-C belongs to the chat (it interrupts a turn; twice quits): the script waits for the chat
 # and ends with its status, so make does not report "Error 130" for a chat that quit cleanly.
 trap : INT

@@ -179,6 +179,8 @@ main(int argc, char **argv)
 			strcmp(argv[i], "generate-ts") == 0 ||
 			strcmp(argv[i], "generate-python") == 0)) {
 		if (argc != i + 3 || strcmp(argv[i + 1], "--out") != 0) {
+			fprintf(stderr, "app-server %s: --out DIR is required, and nothing else\n",
+				argv[i]);
 			fputs(usage, stderr);
 			return 2;
 		}

@@ -9,6 +9,8 @@
 #define CLI_VERSION "0.1.0"
 /* Exit status when the daemon is missing, dies, or refuses the request (as `docker run`). */
 #define CLI_EXIT_DAEMON 125
+/* Exit status when nothing to talk to is configured (no API key for a provider needing one). */
+#define CLI_EXIT_CONFIG 78 /* EX_CONFIG */
 
 struct cli_cmd {
 	const char *name;

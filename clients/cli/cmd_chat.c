@@ -212,7 +212,11 @@ chat_command(struct chat *c, const char *line)
 		chat_open_thread(c, line + 8);
 	else if (strcmp(line, "/new") == 0)
 		chat_open_thread(c, NULL);
-	else if (strncmp(line, "/model ", 7) == 0) {
+	else if (strcmp(line, "/model") == 0) {
+		chat_printf(c, "model %s; /model M changes it for the next turns\n",
+			c->model != NULL ? c->model : "(the configured default)");
+		chat_prompt(c);
+	} else if (strncmp(line, "/model ", 7) == 0) {
 		free(c->model);
 		c->model = xstrdup(line + 7);
 		chat_printf(c, "model %s for the next turns\n", c->model);
@@ -399,7 +403,29 @@ chat_closed_cb(void *arg, const char *why)
 	ev_break(c->loop, EVBREAK_ALL);
 }
 
-/* initialize answered: open the thread. */
+/*
+ * account/read answered: a provider that needs an OpenAI login without one would only fail
+ * every turn after retries, so say so now (and where the offline demo is); else open the thread.
+ */
+static void
+chat_account_cb(void *arg, json_t *result, json_t *error)
+{
+	struct chat *c = arg;
+
+	if (error == NULL && json_is_null(json_object_get(result, "account")) &&
+		json_is_true(json_object_get(result, "requiresOpenaiAuth"))) {
+		chat_printf(c,
+			"app-client: no API key is configured: set OPENAI_API_KEY, or a model "
+			"provider in $CODEX_HOME/config.toml; `make run` without either "
+			"starts the offline demo model\n");
+		c->status = CLI_EXIT_CONFIG;
+		chat_quit(c);
+		return;
+	}
+	chat_open_thread(c, c->resume);
+}
+
+/* initialize answered: check the account, then open the thread. */
 static void
 chat_init_cb(void *arg, json_t *result, json_t *error)
 {
@@ -412,7 +438,7 @@ chat_init_cb(void *arg, json_t *result, json_t *error)
 		return;
 	}
 	conn_notify(c->conn, "initialized", NULL);
-	chat_open_thread(c, c->resume);
+	conn_request(c->conn, "account/read", json_object(), chat_account_cb, c);
 }
 
 /* Options; 0, 1 for --help, -1 with *cause. */

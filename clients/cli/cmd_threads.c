@@ -92,6 +92,9 @@ threads_answer_cb(void *arg, json_t *result, json_t *error)
 		x->status = 1;
 	} else if (result != NULL && strcmp(x->what, "list") == 0) {
 		json_array_foreach(json_object_get(result, "data"), i, t) threads_line(t);
+		if (json_array_size(json_object_get(result, "data")) == 0)
+			printf("no saved threads (CODEX_HOME=%s)\n",
+				getenv("CODEX_HOME") != NULL ? getenv("CODEX_HOME") : "~/.codex");
 	} else if (result != NULL && strcmp(x->what, "read") == 0)
 		threads_read(json_object_get(result, "thread"));
 	else if (result != NULL)

@@ -1,6 +1,6 @@
 /*
- * libFuzzer target for the gitignore matcher (server/fs/search/gitignore.c). Input: the ignore file's
- * text, a NUL, then paths to match, one a line. Each path is matched by the whole list (as a
+ * libFuzzer target for the gitignore matcher (server/fs/search/gitignore.c). Input: the ignore
+ * file's text, a NUL, then paths to match, one a line. Each path is matched by the whole list (as a
  * file and as a directory), and against each of the first rules' globs with gi_glob alone.
  * The verdict must be one of enum gi_match.
  */

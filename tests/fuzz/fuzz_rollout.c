@@ -1,6 +1,6 @@
 /*
- * libFuzzer target for reading rollouts (server/thread/rollout/rollout_reader.c) and rebuilding their
- * turns (server/thread/history*.c): the input is written to a scratch file, which is then
+ * libFuzzer target for reading rollouts (server/thread/rollout/rollout_reader.c) and rebuilding
+ * their turns (server/thread/history*.c): the input is written to a scratch file, which is then
  * read the ways the daemon reads one:
  *   - thread/read with turns: history_reader + history_feed + history_finish (live or not),
  *     as trees and in text mode, which must write exactly the turns the trees hold;

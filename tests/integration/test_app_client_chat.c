@@ -117,7 +117,8 @@ test_chat_session(void **state)
 	term_type(t, "y\r");
 	term_expect(t, "done");
 	term_expect(t, "> ");
-	assert_true(chat_exists(&f, "approved.txt"));
+	if (!chat_exists(&f, "approved.txt"))
+		fail_msg("no approved.txt; the terminal shows:\n%s", buf_str(&t->out));
 	/* Answered n: declined, the file is not made, the turn goes on. */
 	term_type(t, "another one\r");
 	term_expect(t, "[y]es");
@@ -126,6 +127,10 @@ test_chat_session(void **state)
 	term_expect(t, "ok");
 	term_expect(t, "> ");
 	assert_false(chat_exists(&f, "refused.txt"));
+	/* /model alone says which model the next turns use. */
+	term_type(t, "/model\r");
+	term_expect(t, "model (the configured default); /model M changes it");
+	term_expect(t, "> ");
 	/* /threads lists this one. */
 	term_type(t, "/threads\r");
 	term_expect(t, "hi");
@@ -264,7 +269,8 @@ chat_any_process_with(const char *marker)
 	while (!found && (e = readdir(d)) != NULL) {
 		const char *what[] = {"cmdline", "environ"};
 
-		if (e->d_name[0] < '1' || e->d_name[0] > '9' || strtol(e->d_name, NULL, 10) == getpid())
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+			strtol(e->d_name, NULL, 10) == getpid())
 			continue;
 		for (size_t i = 0; i < 2 && !found; i++) {
 			int fd;
@@ -292,8 +298,8 @@ static void
 test_make_run_hangup(void **state)
 {
 	char tmp[] = "/tmp/test_run_hup.XXXXXX", home[] = "/tmp/test_run_hup_home.XXXXXX";
-	const char *args[] = {"-c", "trap 'echo hup-deferred' HUP; scripts/run.sh; echo run-ended",
-		NULL};
+	const char *args[] = {
+		"-c", "trap 'echo hup-deferred' HUP; scripts/run.sh; echo run-ended", NULL};
 	struct term *t;
 	long long end;
 	int st = 0;
@@ -320,7 +326,8 @@ test_make_run_hangup(void **state)
 	if (r == 0) {
 		kill(-t->pid, SIGKILL);
 		waitpid(t->pid, NULL, 0);
-		fail_msg("the chat did not end when its terminal hung up (the session leader waits)");
+		fail_msg(
+			"the chat did not end when its terminal hung up (the session leader waits)");
 	}
 	/* Nothing of the demo is left running: no daemon, no mock model, no scratch folder. */
 	end = asc_now_ms() + asc_timeout(5000);
@@ -360,6 +367,69 @@ test_make_run_ctrl_c(void **state)
 	rmdir(home);
 }
 
+/* Run argv with stderr (and stdout) captured; the exit status, the text in out (heap). */
+static int
+chat_run_capture(char *const argv[], char **out)
+{
+	int p[2], st;
+	char chunk[4096];
+	ssize_t n;
+	struct buf b;
+	pid_t pid;
+
+	buf_init(&b, 1 << 20);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	if ((pid = fork()) == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while ((n = read(p[0], chunk, sizeof chunk)) > 0)
+		buf_add(&b, chunk, (size_t)n);
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	*out = xstrdup(buf_str(&b));
+	buf_free(&b);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * What a newcomer sees first: chat with no API key says so at once (no retries against the
+ * real service), threads list with no threads says so, a generator without --out says why.
+ */
+static void
+test_first_messages(void **state)
+{
+	char home[] = "/tmp/test_chat_nokey.XXXXXX";
+	const char *chat[] = {"chat", NULL}, *list[] = {"threads", "list", NULL};
+	char *server = xstrdup(getenv("APP_SERVER_BIN") ?: "build/app-server"), *out = NULL;
+	char *gen[] = {server, "generate-json-schema", NULL};
+	struct term *t;
+	int st;
+
+	(void)state;
+	assert_non_null(mkdtemp(home));
+	unsetenv("OPENAI_API_KEY");
+	t = term_start_in(NULL, home, chat);
+	term_expect(t, "no API key is configured: set OPENAI_API_KEY");
+	term_expect(t, "offline demo model");
+	st = term_wait(t);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 78);
+	term_free(t);
+	t = term_start_in(NULL, home, list);
+	term_expect(t, "no saved threads");
+	assert_int_equal(WEXITSTATUS(term_wait(t)), 0);
+	term_free(t);
+	rmdir(home);
+	assert_int_equal(chat_run_capture(gen, &out), 2);
+	assert_non_null(strstr(out, "generate-json-schema: --out DIR is required"));
+	free(out);
+	free(server);
+}
+
 int
 main(void)
 {
@@ -370,6 +440,7 @@ main(void)
 		cmocka_unit_test(test_make_run_pipe),
 		cmocka_unit_test(test_make_run_hangup),
 		cmocka_unit_test(test_make_run_ctrl_c),
+		cmocka_unit_test(test_first_messages),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

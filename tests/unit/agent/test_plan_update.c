@@ -1,7 +1,7 @@
 /*
- * update_plan (server/agent/tools/plan_update.c): arguments to turn/plan/updated params (in_progress
- * becomes inProgress as 0.169 shows it, notes §8), the plan item text, and the error texts the
- * model gets for arguments that do not parse.
+ * update_plan (server/agent/tools/plan_update.c): arguments to turn/plan/updated params
+ * (in_progress becomes inProgress as 0.169 shows it, notes §8), the plan item text, and the error
+ * texts the model gets for arguments that do not parse.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /*
- * Known-safe and dangerous commands (server/agent/shell/safe_commands.c): upstream's own test cases of
- * is_safe_command.rs and is_dangerous_command.rs as one table; argv words are separated by |.
+ * Known-safe and dangerous commands (server/agent/shell/safe_commands.c): upstream's own test cases
+ * of is_safe_command.rs and is_dangerous_command.rs as one table; argv words are separated by |.
  */
 #include <setjmp.h>
 #include <stdarg.h>

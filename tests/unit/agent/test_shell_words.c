@@ -1,8 +1,8 @@
 /*
- * Shell words and plain scripts (server/agent/shell/shell_words.c, shell_script.c): shlex's split and
- * quote on a table (the quoting of upstream's own parse_command expectations, e.g.
- * "rg '--colors=never' -n foo src"), and the plain-script recognizer on upstream bash.rs's test
- * cases (accepted sequences with their words, rejected constructs).
+ * Shell words and plain scripts (server/agent/shell/shell_words.c, shell_script.c): shlex's split
+ * and quote on a table (the quoting of upstream's own parse_command expectations, e.g. "rg
+ * '--colors=never' -n foo src"), and the plain-script recognizer on upstream bash.rs's test cases
+ * (accepted sequences with their words, rejected constructs).
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /*
- * Tool output texts (server/agent/tools/tool_output.c, tool_headtail.c): the exec_command answer and
- * the intercepted apply_patch answer exactly as 0.169 wrote them into the reference rollouts,
+ * Tool output texts (server/agent/tools/tool_output.c, tool_headtail.c): the exec_command answer
+ * and the intercepted apply_patch answer exactly as 0.169 wrote them into the reference rollouts,
  * the rejection text of notes §4, upstream's truncation (token and byte budgets, UTF-8
  * boundaries, the warning header), the shell / shell_command layouts, and the head-tail buffer.
  */

@@ -1,6 +1,6 @@
 /*
- * Tests for server/thread/history/history.c and item.c: upstream's own rollouts turn into exactly the
- * turns upstream's thread/read {includeTurns:true} answered; old-style event records; items
+ * Tests for server/thread/history/history.c and item.c: upstream's own rollouts turn into exactly
+ * the turns upstream's thread/read {includeTurns:true} answered; old-style event records; items
  * survive core -> v2 -> core -> v2; shell quoting round-trips.
  */
 #include <stdarg.h>

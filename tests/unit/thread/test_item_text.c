@@ -1,6 +1,6 @@
 /*
- * Tests for server/thread/history/item_text.c: item_text_from_core (text to text) gives exactly what
- * item_from_core gives (tree to tree, then dumped), key order included, for every core item of
+ * Tests for server/thread/history/item_text.c: item_text_from_core (text to text) gives exactly
+ * what item_from_core gives (tree to tree, then dumped), key order included, for every core item of
  * upstream's fixture rollouts (compact and pretty-printed) and for hand-written items that take
  * each branch: escapes, a file:// cwd, argv that needs quoting, parsed commands, each duration
  * shape, multi-part agent text, missing and mistyped members, variants only the slow path
