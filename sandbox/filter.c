@@ -10,6 +10,14 @@
  *  - network restricted: socket/socketpair for anything but AF_UNIX, and connect, accept,
  *    accept4, bind, listen, getpeername, getsockname, shutdown, sendto, sendmmsg, recvmmsg,
  *    getsockopt, setsockopt (recvfrom, sendmsg and recvmsg stay, as upstream's do);
+ *  - network restricted: AF_UNIX sockets and socketpairs of type SOCK_DGRAM (or SOCK_RAW,
+ *    which the kernel makes a datagram socket). sendmsg cannot be filtered on its address
+ *    (seccomp cannot read the msghdr), and a datagram socket, even one of a connected pair,
+ *    delivers to whatever socket file msg_name names: the host's /run/systemd/journal/socket,
+ *    any local listener. Stream and seqpacket sockets only send where they are connected,
+ *    and connect is denied. Where Landlock has LANDLOCK_ACCESS_FS_RESOLVE_UNIX (ABI 9) it
+ *    denies the lookup too (landlock.c); this rule holds on every kernel and in the
+ *    seccomp-only mode, which has no Landlock;
  *  - network enabled: socket/socketpair for AF_VSOCK (it reaches host services).
  * A syscall from another architecture (i386 int 0x80, x32) kills the process.
  */
@@ -34,6 +42,8 @@
 #ifndef AF_VSOCK
 #define AF_VSOCK 40
 #endif
+
+#define FILTER_SOCK_TYPE_MASK 0xf /* the kernel's SOCK_TYPE_MASK */
 
 /* Syscalls denied outright when the network is restricted. */
 static const char *const seccomp_net_calls[] = {
@@ -78,6 +88,27 @@ filter_deny(scmp_filter_ctx ctx, const char *name)
 	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
 }
 
+/*
+ * Unix datagram sockets, the one way left to send to a socket file with the network off
+ * (the head comment). The type's low bits name it; SOCK_CLOEXEC and SOCK_NONBLOCK sit above.
+ */
+static int
+filter_unix_dgram(scmp_filter_ctx ctx)
+{
+	static const int calls[] = {SCMP_SYS(socket), SCMP_SYS(socketpair)};
+	static const int types[] = {SOCK_DGRAM, SOCK_RAW};
+	int r;
+
+	for (size_t i = 0; i < 2; i++)
+		for (size_t j = 0; j < 2; j++)
+			if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), calls[i], 2,
+				     SCMP_A0_32(SCMP_CMP_EQ, AF_UNIX),
+				     SCMP_A1_32(SCMP_CMP_MASKED_EQ, FILTER_SOCK_TYPE_MASK,
+					     types[j]))) != 0)
+				return r;
+	return 0;
+}
+
 /* Add the rules of a mode; 0 or -errno. */
 static int
 filter_rules(scmp_filter_ctx ctx, int net)
@@ -105,7 +136,8 @@ filter_rules(scmp_filter_ctx ctx, int net)
 	if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
 		     SCMP_A0_32(SCMP_CMP_NE, AF_UNIX))) != 0 ||
 		(r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 1,
-			 SCMP_A0_32(SCMP_CMP_NE, AF_UNIX))) != 0)
+			 SCMP_A0_32(SCMP_CMP_NE, AF_UNIX))) != 0 ||
+		(r = filter_unix_dgram(ctx)) != 0)
 		return r;
 	for (n = seccomp_net_calls; *n != NULL; n++)
 		if ((r = filter_deny(ctx, *n)) != 0)

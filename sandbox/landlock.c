@@ -2,8 +2,12 @@
  * Landlock: the second file system barrier, under the mount view. It cannot express
  * read-only carve-outs (rules only add rights), so the mounts make .git read-only and mask
  * denied paths; Landlock bounds what the command may change to the writable roots and a few
- * device nodes, and, where the kernel has them, denies TCP bind/connect (ABI 4) and scopes
- * abstract unix sockets and signals to the sandbox (ABI 6).
+ * device nodes, and, where the kernel has them, denies TCP bind/connect (ABI 4), scopes
+ * abstract unix sockets and signals to the sandbox (ABI 6) and, with the network off, denies
+ * reaching any socket file made outside the sandbox (ABI 9: RESOLVE_UNIX is handled and
+ * granted nowhere, so connect and sendmsg to a host socket fail with EACCES; sockets the
+ * sandbox made itself stay reachable). Seccomp closes the same door on older kernels
+ * (filter.c: no unix datagram sockets).
  *
  * The ABI is probed once in the parent; the rights are lowered to it (best effort, as the
  * kernel's sandboxer sample does). The ruleset is built by the sandbox's init after the
@@ -26,22 +30,23 @@
 #define LL_CREATE_RULESET_VERSION (1U << 0)
 #define LL_RULE_PATH_BENEATH	  1
 
-#define LL_FS_EXECUTE	  (1ULL << 0)
-#define LL_FS_WRITE_FILE  (1ULL << 1)
-#define LL_FS_READ_FILE	  (1ULL << 2)
-#define LL_FS_READ_DIR	  (1ULL << 3)
-#define LL_FS_REMOVE_DIR  (1ULL << 4)
-#define LL_FS_REMOVE_FILE (1ULL << 5)
-#define LL_FS_MAKE_CHAR	  (1ULL << 6)
-#define LL_FS_MAKE_DIR	  (1ULL << 7)
-#define LL_FS_MAKE_REG	  (1ULL << 8)
-#define LL_FS_MAKE_SOCK	  (1ULL << 9)
-#define LL_FS_MAKE_FIFO	  (1ULL << 10)
-#define LL_FS_MAKE_BLOCK  (1ULL << 11)
-#define LL_FS_MAKE_SYM	  (1ULL << 12)
-#define LL_FS_REFER	  (1ULL << 13) /* ABI 2 */
-#define LL_FS_TRUNCATE	  (1ULL << 14) /* ABI 3 */
-#define LL_FS_IOCTL_DEV	  (1ULL << 15) /* ABI 5 */
+#define LL_FS_EXECUTE	   (1ULL << 0)
+#define LL_FS_WRITE_FILE   (1ULL << 1)
+#define LL_FS_READ_FILE	   (1ULL << 2)
+#define LL_FS_READ_DIR	   (1ULL << 3)
+#define LL_FS_REMOVE_DIR   (1ULL << 4)
+#define LL_FS_REMOVE_FILE  (1ULL << 5)
+#define LL_FS_MAKE_CHAR	   (1ULL << 6)
+#define LL_FS_MAKE_DIR	   (1ULL << 7)
+#define LL_FS_MAKE_REG	   (1ULL << 8)
+#define LL_FS_MAKE_SOCK	   (1ULL << 9)
+#define LL_FS_MAKE_FIFO	   (1ULL << 10)
+#define LL_FS_MAKE_BLOCK   (1ULL << 11)
+#define LL_FS_MAKE_SYM	   (1ULL << 12)
+#define LL_FS_REFER	   (1ULL << 13) /* ABI 2 */
+#define LL_FS_TRUNCATE	   (1ULL << 14) /* ABI 3 */
+#define LL_FS_IOCTL_DEV	   (1ULL << 15) /* ABI 5 */
+#define LL_FS_RESOLVE_UNIX (1ULL << 16) /* ABI 9 */
 
 #define LL_NET_BIND_TCP	   (1ULL << 0) /* ABI 4 */
 #define LL_NET_CONNECT_TCP (1ULL << 1)
@@ -53,7 +58,7 @@
 #define LL_FS_FILE                                                                                 \
 	(LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
 #define LL_FS_RW   (LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE)
-#define LL_MAX_ABI 7
+#define LL_MAX_ABI 9
 
 /* The newest layout of the ruleset attributes; older kernels take its zeroed tail. */
 struct ll_ruleset_attr {
@@ -162,9 +167,9 @@ landlock_why(void)
 	return why;
 }
 
-/* Every file system right this ABI handles. */
+/* Every file system right this ABI handles (net: whether the sandbox has the network). */
 static uint64_t
-landlock_fs_handled(int abi)
+landlock_fs_handled(int abi, int net)
 {
 	uint64_t fs = LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_READ_DIR |
 		LL_FS_REMOVE_DIR | LL_FS_REMOVE_FILE | LL_FS_MAKE_CHAR | LL_FS_MAKE_DIR |
@@ -177,6 +182,9 @@ landlock_fs_handled(int abi)
 		fs |= LL_FS_TRUNCATE;
 	if (abi >= 5)
 		fs |= LL_FS_IOCTL_DEV;
+	/* With the network on, host sockets are reachable, as under upstream's sandbox. */
+	if (abi >= 9 && !net)
+		fs |= LL_FS_RESOLVE_UNIX;
 	return fs;
 }
 
@@ -219,12 +227,14 @@ landlock_build(struct sandbox *sb)
 {
 	struct ll_ruleset_attr attr;
 	struct stat st;
-	uint64_t fs = landlock_fs_handled(sb->ll_abi);
+	uint64_t handled = landlock_fs_handled(sb->ll_abi, sb->net);
+	/* What a rule may grant: never RESOLVE_UNIX, which stays handled and denied. */
+	uint64_t fs = handled & ~LL_FS_RESOLVE_UNIX;
 	size_t i;
 	int rs, fd, err;
 
 	memset(&attr, 0, sizeof attr);
-	attr.handled_access_fs = fs;
+	attr.handled_access_fs = handled;
 	if (!sb->net && sb->ll_abi >= 4)
 		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
 	if (sb->ll_abi >= 6)

@@ -76,7 +76,7 @@ mounts_open(int dfd, const char *path, int flags)
 }
 
 /* Set (and clear) mount attributes on a tree fd or path; 0 or errno. */
-static int
+int
 mounts_setattr(int dfd, const char *path, int recursive, unsigned set, unsigned clr)
 {
 	struct mount_attr a;
@@ -111,7 +111,7 @@ mounts_clone(const char *path, int recursive, unsigned set)
 }
 
 /* A new detached tmpfs with a root of this mode ("0755"); mount fd or -errno. */
-static int
+int
 mounts_tmpfs(const char *mode, unsigned attrs)
 {
 	int fs, m, err;
@@ -131,7 +131,7 @@ mounts_tmpfs(const char *mode, unsigned attrs)
 }
 
 /* Attach the tree `from` on top of `to` (an fd, or a path relative to it); 0 or errno. */
-static int
+int
 mounts_move(int from, int to, const char *to_path)
 {
 	unsigned flags =
@@ -499,6 +499,15 @@ mounts_protect(struct sbx_op *op, int empty)
 				mounts_close(&sfd);
 				continue;
 			}
+		}
+		/* CODEX_HOME: its entries but the secrets and state files (home_view.c). */
+		if (op->hide && op->lock < 0) {
+			if ((err = home_view_mount(sfd, &st)) == 0) {
+				op->mounted = 1;
+				op->mdev = st.st_dev;
+				op->mino = st.st_ino;
+			}
+			goto out;
 		}
 		/* Over a placeholder: an empty read-only directory, listable (git walks it). */
 		src = open_tree(op->lock >= 0 ? empty : sfd, "",

@@ -180,7 +180,10 @@ plan_op_cmp(const void *a, const void *b)
 {
 	const struct sbx_op *x = a, *y = b;
 
-	return x->depth != y->depth ? x->depth - y->depth : strcmp(x->path, y->path);
+	int c = x->depth != y->depth ? x->depth - y->depth : strcmp(x->path, y->path);
+
+	/* One path, two ops (CODEX_HOME bound, then its view made from it): by kind. */
+	return c != 0 ? c : x->kind - y->kind;
 }
 
 /* The canonical, deduplicated paths of the policy (no refusal yet). */
@@ -383,8 +386,13 @@ plan_entries(struct sandbox *sb, struct plan_make *pl)
 		}
 		if (a == POLICY_WRITE)
 			plan_add_writable(sb, u->path);
-		/* A protected path gets its own operation (protect.c). */
-		if (a != POLICY_DENY && protect_is_protected(pl, u->path))
+		/*
+		 * A protected path gets its own operation (protect.c); but CODEX_HOME as a root of
+		 * a fresh view must be bound first, for its own view to be made from it.
+		 */
+		if (a != POLICY_DENY && protect_is_protected(pl, u->path) &&
+			!(a == POLICY_READ && !sb->full_read && pl->home != NULL &&
+				strcmp(u->path, pl->home) == 0))
 			continue;
 		parent = plan_dirname(u->path);
 		pa = policy_access(&pl->cp, parent);
@@ -431,6 +439,7 @@ plan_make(struct sandbox *sb, struct plan_make *pl, const struct policy *p)
 					SBX_MAX_OPS);
 		return -1;
 	}
+	protect_prune(sb, pl);
 	plan_containers(sb);
 	return 0;
 }
@@ -450,6 +459,7 @@ plan_free(struct plan_make *pl)
 	for (i = 0; i < pl->nprot; i++)
 		free(pl->prot[i]);
 	free(pl->prot);
+	free(pl->home);
 	free(pl->cause);
 }
 

@@ -19,6 +19,9 @@
  *     every other writable root of the request is refused: a link planted by an earlier
  *     command must not widen a later one (for command/exec the request's own roots are what
  *     the client configured).
+ *  6. CODEX_HOME, wherever the view shows it (read-only or writable places alike), is covered
+ *     by a view of its own without the login file and the daemon's index (home_view.c): a
+ *     command sees no credentials and cannot open the state files.
  */
 #include <sys/stat.h>
 
@@ -193,6 +196,7 @@ int
 protect_decide(struct sandbox *sb, struct plan_make *pl)
 {
 	const struct sbx_path *u;
+	int exists;
 
 	for (size_t i = 0; i < pl->npaths; i++) {
 		u = &pl->paths[i];
@@ -203,8 +207,11 @@ protect_decide(struct sandbox *sb, struct plan_make *pl)
 		if (protect_root(pl, u->path) != 0)
 			return -1;
 	}
-	if (protect_home_path != NULL && protect_named(pl, protect_home_path) != 0)
-		return -1;
+	if (protect_home_path != NULL) {
+		if (protect_named(pl, protect_home_path) != 0)
+			return -1;
+		pl->home = plan_canon(protect_home_path, &exists);
+	}
 	return 0;
 }
 
@@ -249,7 +256,8 @@ protect_ops(struct sandbox *sb, struct plan_make *pl)
 	const char *p;
 	char *first, *parent, *at;
 	struct stat st;
-	int r = 0, exists, wparent;
+	int r = 0, exists, wparent, pdeny, home;
+	struct sbx_op *op;
 
 	for (size_t i = 0; i < pl->nprot && r == 0; i++) {
 		p = pl->prot[i];
@@ -260,16 +268,64 @@ protect_ops(struct sandbox *sb, struct plan_make *pl)
 		at = exists ? xstrdup(p) : first;
 		parent = plan_dirname(at);
 		wparent = policy_access(&pl->cp, parent) == POLICY_WRITE;
+		pdeny = policy_access(&pl->cp, parent) == POLICY_DENY;
 		free(parent);
-		if (wparent || (exists && policy_access(&pl->cp, p) == POLICY_WRITE)) {
-			if (plan_find_op(sb, at) == NULL)
+		/* CODEX_HOME is covered wherever it is visible: its secrets are (rule 6). */
+		home = exists && pl->home != NULL && strcmp(p, pl->home) == 0 &&
+			stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+		if (wparent || home || (exists && policy_access(&pl->cp, p) == POLICY_WRITE)) {
+			/* CODEX_HOME may already be bound as a root of a fresh view (plan.c). */
+			if ((op = plan_find_op(sb, at)) == NULL ||
+				(home && op->kind == SBX_OP_RO)) {
 				r = plan_add_op(sb, SBX_OP_PROTECT, at,
 					!exists || (stat(at, &st) == 0 && S_ISDIR(st.st_mode)),
 					NULL);
+				op = r == 0 ? &sb->ops[sb->nops - 1] : NULL;
+				if (op != NULL)
+					op->hide = home;
+				/* Its parent in a fresh view is ours, not the host directory. */
+				if (op != NULL && home && !sb->full_read && pdeny)
+					op->check = 0;
+			}
 			if (r == 0)
 				r = protect_pins(sb, pl, at);
 		}
 		free(at);
 	}
 	return r;
+}
+
+/*
+ * Rule 6: operations on a secret or state file of CODEX_HOME (a profile denying auth.json) are
+ * dropped: the view of CODEX_HOME has no such name to mount on, and it is hidden already.
+ */
+void
+protect_prune(struct sandbox *sb, const struct plan_make *pl)
+{
+	struct sbx_op *op;
+	char name[NAME_MAX + 1];
+	const char *rel;
+	size_t i, j, n;
+
+	if (pl->home == NULL)
+		return;
+	for (i = 0, j = 0; i < sb->nops; i++) {
+		op = &sb->ops[i];
+		if (strcmp(op->path, pl->home) != 0 && policy_path_within(op->path, pl->home)) {
+			rel = op->path + strlen(pl->home) + (strcmp(pl->home, "/") != 0);
+			n = strcspn(rel, "/");
+			if (n <= NAME_MAX) {
+				memcpy(name, rel, n);
+				name[n] = '\0';
+				if (home_view_hidden(name)) {
+					free(op->path);
+					free(op->link);
+					free(op->root);
+					continue;
+				}
+			}
+		}
+		sb->ops[j++] = *op;
+	}
+	sb->nops = j;
 }

@@ -213,12 +213,13 @@ sandbox_cli_check(void)
 
 	sandbox_cli_probe(&s);
 	if (s.landlock_abi > 0)
-		printf("landlock: ABI %d (file system%s%s%s%s%s)\n", s.landlock_abi,
+		printf("landlock: ABI %d (file system%s%s%s%s%s%s)\n", s.landlock_abi,
 			s.landlock_abi >= 2 ? ", refer" : "",
 			s.landlock_abi >= 3 ? ", truncate" : "",
 			s.landlock_abi >= 4 ? ", tcp bind/connect" : "",
 			s.landlock_abi >= 5 ? ", device ioctls" : "",
-			s.landlock_abi >= 6 ? ", abstract unix socket and signal scopes" : "");
+			s.landlock_abi >= 6 ? ", abstract unix socket and signal scopes" : "",
+			s.landlock_abi >= 9 ? ", pathname unix sockets" : "");
 	else {
 		printf("landlock: no (%s): the sandbox cannot run\n", landlock_why());
 		ok = 0;

@@ -11,6 +11,7 @@
 #define SANDBOX_INT_H
 
 #include <linux/filter.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "policy.h"
@@ -67,6 +68,7 @@ struct sbx_op {
 	int pdir; /* SBX_OP_PROTECT: the parent directory, kept for the cleanup */
 	int lock; /* SBX_OP_PROTECT: shared flock on a protected directory */
 	int made; /* SBX_OP_PROTECT: we created the placeholder */
+	int hide; /* SBX_OP_PROTECT of CODEX_HOME: covered by home_view.c, not a plain bind */
 	/* SBX_OP_PROTECT: the read-only tree we bound on it (guard.c checks it stays). */
 	int mounted;
 	dev_t mdev;
@@ -128,6 +130,7 @@ struct plan_make {
 	struct sbx_path *paths;
 	size_t npaths;
 	char **prot; /* protected paths, canonical (protect.c) */
+	char *home;  /* CODEX_HOME, canonical, when protected */
 	size_t nprot;
 	char *cause;
 };
@@ -153,6 +156,7 @@ int protect_decide(struct sandbox *sb, struct plan_make *pl);
 int protect_is_protected(const struct plan_make *pl, const char *path);
 void protect_demote(struct plan_make *pl);
 int protect_ops(struct sandbox *sb, struct plan_make *pl);
+void protect_prune(struct sandbox *sb, const struct plan_make *pl);
 /* landlock.c */
 int landlock_abi(void);
 const char *landlock_why(void);
@@ -166,6 +170,12 @@ int caps_last(void);
 int caps_drop(int cap_last);
 /* mounts.c */
 int mounts_view(struct sandbox *sb);
+int mounts_setattr(int dfd, const char *path, int recursive, unsigned set, unsigned clr);
+int mounts_tmpfs(const char *mode, unsigned attrs);
+int mounts_move(int from, int to, const char *to_path);
+/* home_view.c */
+int home_view_hidden(const char *name);
+int home_view_mount(int sfd, struct stat *st);
 /* guard.c */
 int guard_verify(struct sandbox *sb);
 int guard_open(struct sandbox *sb, char **cause);

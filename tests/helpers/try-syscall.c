@@ -10,6 +10,9 @@
  *   io_uring_setup ptrace process_vm_readv tiocsti tioclinux mount (an fsopen: harmless)
  *   unshare-user
  *   connect-tcp:PORT bind-tcp connect-abstract:NAME kill:PID
+ *   connect-unix:PATH (a stream connect to a socket file)
+ *   dgram-sendmsg:PATH pair-sendmsg:PATH seqpacket-sendmsg:PATH (a sendmsg naming a socket
+ *   file, from a datagram socket, one end of a datagram socketpair, a seqpacket socket)
  *   nnp caps (values) i386 x32 (a foreign-ABI getpid: the sandbox kills the process)
  */
 #include <sys/ioctl.h>
@@ -146,6 +149,62 @@ try_abstract(const char *name)
 	return r;
 }
 
+/* A unix address for a path; -1 (ENAMETOOLONG) when it does not fit. */
+static int
+unix_addr(const char *path, struct sockaddr_un *sun)
+{
+	if (strlen(path) >= sizeof sun->sun_path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memset(sun, 0, sizeof *sun);
+	sun->sun_family = AF_UNIX;
+	memcpy(sun->sun_path, path, strlen(path));
+	return 0;
+}
+
+/* A stream connect to the socket file at path. */
+static long
+try_connect_unix(const char *path)
+{
+	struct sockaddr_un sun;
+	int fd;
+	long r;
+
+	if (unix_addr(path, &sun) == -1 || (fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+		return -1;
+	r = connect(fd, (struct sockaddr *)&sun, sizeof sun);
+	close(fd);
+	return r;
+}
+
+/* sendmsg of "how" to the socket file at path from a socket of the kind how names. */
+static long
+try_sendmsg(const char *how, const char *path)
+{
+	struct sockaddr_un sun;
+	struct iovec iov = {(void *)how, strlen(how)};
+	struct msghdr m = {
+		.msg_name = &sun, .msg_namelen = sizeof sun, .msg_iov = &iov, .msg_iovlen = 1};
+	int sv[2] = {-1, -1};
+	long r = -1;
+
+	if (unix_addr(path, &sun) == -1)
+		return -1;
+	if (strcmp(how, "pair") == 0)
+		r = socketpair(AF_UNIX, SOCK_DGRAM, 0, sv);
+	else if ((sv[0] = socket(AF_UNIX, strcmp(how, "dgram") == 0 ? SOCK_DGRAM : SOCK_SEQPACKET,
+			  0)) >= 0)
+		r = 0;
+	if (r == 0)
+		r = sendmsg(sv[0], &m, 0);
+	if (sv[0] >= 0)
+		close(sv[0]);
+	if (sv[1] >= 0)
+		close(sv[1]);
+	return r;
+}
+
 /* getpid through the i386 ABI (int 0x80, eax 20): the sandbox kills us. */
 static long
 try_i386(void)
@@ -228,6 +287,14 @@ main(int argc, char **argv)
 			r = try_bind();
 		else if (strncmp(a, "connect-abstract:", 17) == 0)
 			r = try_abstract(a + 17);
+		else if (strncmp(a, "connect-unix:", 13) == 0)
+			r = try_connect_unix(a + 13);
+		else if (strncmp(a, "dgram-sendmsg:", 14) == 0)
+			r = try_sendmsg("dgram", a + 14);
+		else if (strncmp(a, "pair-sendmsg:", 13) == 0)
+			r = try_sendmsg("pair", a + 13);
+		else if (strncmp(a, "seqpacket-sendmsg:", 18) == 0)
+			r = try_sendmsg("seqpacket", a + 18);
 		else if (strncmp(a, "kill:", 5) == 0)
 			r = kill((pid_t)strtol(a + 5, NULL, 10), 0);
 		else if (strcmp(a, "nnp") == 0) {
