@@ -13,6 +13,12 @@ for p in build-essential pkg-config libev-dev libcurl4-openssl-dev libssl-dev li
 	curl wget netcat-openbsd openssh-client iputils-ping git strace bash libc-bin; do
 	need "$p"
 done
+# The TypeScript client's suite and its README install (node and npm: Debian 12 has node 18,
+# which the client supports; a newer node already installed, e.g. NodeSource's, is kept), and
+# the Python client's README install (a venv).
+command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
+need python3-venv
 
 [ -z "$missing" ] && exit 0
 

@@ -41,16 +41,16 @@ FUZZ_BINS := $(foreach t,$(FUZZ_TARGETS),$(FUZZ_BIN)/fuzz_$(t))
 
 $(FUZZ_OBJ)/%.o: %.c Makefile tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(BASEFLAGS) $(FUZZ_WARN) $(FUZZ_SANFLAGS) -fsanitize=fuzzer-no-link $(CFLAGS) -MMD -MP -c $< -o $@
+	$(call quiet,CC,$(FUZZ_CC) $(BASEFLAGS) $(FUZZ_WARN) $(FUZZ_SANFLAGS) -fsanitize=fuzzer-no-link $(CFLAGS) -MMD -MP -c $< -o $@)
 
 $(FUZZ_OBJ)/libcore.a: $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(CORE_SRC))
 	@rm -f $@
-	ar rcs $@ $^
+	$(call quiet,AR,ar rcs $@ $^)
 
 define fuzz_target
 $(FUZZ_BIN)/fuzz_$(1): $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(call fuzz_srcs,$(1))) $(FUZZ_OBJ)/libcore.a
 	@mkdir -p $$(dir $$@)
-	$(FUZZ_CC) $(FUZZ_SANFLAGS) -fsanitize=fuzzer -o $$@ $$^ $(LDLIBS)
+	$$(call quiet,LD,$(FUZZ_CC) $(FUZZ_SANFLAGS) -fsanitize=fuzzer -o $$@ $$^ $(LDLIBS))
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_target,$(t))))
 
@@ -58,7 +58,8 @@ fuzz-build: $(FUZZ_BINS)
 
 # Each seed once; the corpus directory is only read (-runs=0 adds nothing to it).
 fuzz-smoke:
-	@if ! $(FUZZ_CHECK); then $(FUZZ_SKIP); exit 0; fi; \
+	@if ! $(FUZZ_CHECK); then $(FUZZ_SKIP); \
+		$(TALLY_ADD) fuzz-smoke 0 0 $(words $(FUZZ_TARGETS)) "$(FUZZ_CC) with libFuzzer is not installed"; exit 0; fi; \
 	$(MAKE) --no-print-directory fuzz-build || exit 1; \
 	fail=""; for t in $(FUZZ_TARGETS); do \
 		d=$(FUZZ_BIN)/run-$$t; rm -rf $$d && mkdir -p $$d && \
@@ -67,6 +68,8 @@ fuzz-smoke:
 		echo "fuzz-smoke: $$t: $$(ls tests/fuzz/corpus/$$t | wc -l) seeds," \
 			"$$(grep -o 'cov: [0-9]* ft: [0-9]*' $$d/log | tail -1)"; \
 	done; \
+	nfail=$$(echo $$fail | wc -w); \
+	$(TALLY_ADD) fuzz-smoke $$(($(words $(FUZZ_TARGETS)) - nfail)) $$nfail; \
 	if [ -n "$$fail" ]; then for t in $$fail; do tail -40 $(FUZZ_BIN)/run-$$t/log; done; \
 		echo "fuzz-smoke: FAILED:$$fail (logs: $(FUZZ_BIN)/run-<target>/log)"; exit 1; fi; \
 	echo "fuzz-smoke: every seed of every target ran without a crash"

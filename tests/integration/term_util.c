@@ -18,6 +18,7 @@
 
 #include "harness.h"
 #include "protocol/xmalloc.h"
+#include "tests/helpers/skip_note.h"
 #include "term_util.h"
 
 /* The app-client binary, or NULL (heap). */
@@ -53,9 +54,8 @@ term_start_in(const char *server, const char *home, const char *const *args)
 	size_t n = 0;
 
 	if (bin == NULL) {
-		print_message("app-client not built (make build/app-client): skipped\n");
 		free(t);
-		skip();
+		skip_test("app-client is not built (make build/app-client)");
 	}
 	if (home != NULL) {
 		snprintf(t->home, sizeof t->home, "%s", home);

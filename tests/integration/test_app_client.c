@@ -35,6 +35,7 @@
 #include "term_util.h"
 #include "protocol/buf.h"
 #include "protocol/xmalloc.h"
+#include "tests/helpers/skip_note.h"
 
 /* `app-client exec ARGS...` on a new PTY. */
 static struct term *
@@ -157,8 +158,7 @@ test_pipes_carry_every_byte(void **state)
 	ssize_t r;
 
 	if (bin == NULL) {
-		print_message("app-client not built (make build/app-client): skipped\n");
-		skip();
+		skip_test("app-client is not built (make build/app-client)");
 	}
 	assert_non_null(mkdtemp(home));
 	for (size_t i = 0; i < n; i++)

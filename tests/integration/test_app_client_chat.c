@@ -21,6 +21,7 @@
 
 #include "harness.h"
 #include "protocol/xmalloc.h"
+#include "tests/helpers/skip_note.h"
 #include "term_util.h"
 #include "turn_util.h"
 
@@ -349,7 +350,7 @@ test_make_run_ctrl_c(void **state)
 
 	(void)state;
 	if (access("/usr/bin/make", X_OK) != 0)
-		skip();
+		skip_test("/usr/bin/make is not installed");
 	assert_non_null(mkdtemp(home));
 	unsetenv("OPENAI_API_KEY");
 	setenv("TERM_UTIL_PROGRAM", "/usr/bin/make", 1);

@@ -23,6 +23,7 @@
 #include "exec_util.h"
 #include "harness.h"
 #include "protocol/xmalloc.h"
+#include "tests/helpers/skip_note.h"
 
 static void
 test_streaming_bytes_and_frames(void **state)
@@ -415,7 +416,7 @@ test_default_timeout(void **state)
 	long long t0, dt;
 
 	if (asc_sanitized())
-		skip(); /* slow: ~10 s; the plain run covers it */
+		skip_test("slow under ASan (~10 s); the plain run covers it");
 	c = xt_ready();
 	t0 = asc_now_ms();
 	xt_exec_expect(c, xt_argv_params("sleep", "12", NULL), 13000, 124, "", "");

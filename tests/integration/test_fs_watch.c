@@ -24,6 +24,7 @@
 #include "harness.h"
 #include "sandbox_util.h"
 #include "protocol/xmalloc.h"
+#include "tests/helpers/skip_note.h"
 
 #define T_REPLY	 10000
 #define T_CHANGE 3000
@@ -272,7 +273,8 @@ test_watch_overflow(void **state)
 		fclose(f);
 	}
 	if (max > 100000)
-		skip();
+		skip_test(
+			"fs.inotify.max_user_watches is above 100,000: the limit cannot be reached");
 	watch(c, "busy", busy);
 	watch(c, "quiet", quiet);
 	assert_int_equal(kill(asc_pid(c), SIGSTOP), 0);

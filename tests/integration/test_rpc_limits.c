@@ -14,6 +14,7 @@
 
 #include "harness.h"
 #include "protocol/xmalloc.h"
+#include "tests/helpers/skip_note.h"
 
 #define T_REPLY 5000 /* ms for one answer */
 
@@ -94,7 +95,7 @@ test_default_line_limit(void **state)
 	json_t *m;
 
 	if (asc_sanitized())
-		skip();
+		skip_test("slow under ASan; the plain run covers it");
 	c = asc_spawn(NULL);
 	/* 65 MiB is over the default 64 MiB ceiling. */
 	line = padded_initialize("1", len);

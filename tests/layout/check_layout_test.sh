@@ -80,4 +80,5 @@ plant server/thread/store/store.c '#include "thread/store.h"'
 expect old-path-before-the-move '"thread/store.h" does not name a header'
 
 echo "check-layout test: $pass passed, $fail failed"
+sh "$root/scripts/tally.sh" add check-layout-test "$pass" "$fail"
 [ $fail -eq 0 ]

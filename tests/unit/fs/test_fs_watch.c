@@ -14,6 +14,7 @@
 
 #include "fs/fs_watch.h"
 #include "fs_test_util.h"
+#include "tests/helpers/skip_note.h"
 
 #define MAXREP 512
 
@@ -309,7 +310,8 @@ test_watch_overflow(void **state)
 		fclose(f);
 	}
 	if (max > 100000)
-		skip();
+		skip_test(
+			"fs.inotify.max_user_watches is above 100,000: the limit cannot be reached");
 	tu_mkdirs(busy);
 	tu_mkdirs(quiet);
 	assert_int_equal(fs_watch_add(c->w, "busy", busy, &cause), 0);
