@@ -299,6 +299,8 @@ daemon_run(const struct daemon_opts *opts)
 	/* Orphaned grandchildren of our commands become ours, so libev reaps them too. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	daemon_raise_nofile();
+	/* Now, not at the first command: what daemons killed with -9 left running dies here. */
+	(void)cgroup_support();
 	d.loop = ev_default_loop(EVFLAG_AUTO);
 	if (daemon_stdio(&d) != 0)
 		goto out;
