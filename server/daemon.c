@@ -68,7 +68,11 @@ static void daemon_deadline_cb(struct ev_loop *, ev_timer *, int);
 static void daemon_eof_grace_cb(struct ev_loop *, ev_timer *, int);
 static void daemon_maybe_done(struct daemon *d);
 
-/* Each process costs up to three fds: allow the hard limit (EXEC_MAX_PROCS of them fit). */
+/*
+ * Each process costs up to three fds: allow the hard limit (EXEC_MAX_PROCS of them fit), but
+ * at most 65536, because every command inherits it and some programs still walk every
+ * possible fd (closing them) at start.
+ */
 static void
 daemon_raise_nofile(void)
 {
