@@ -1,14 +1,18 @@
 /*
  * Cgroups per command (cgroup.h). Layout, in each hierarchy in use:
- *   <our own cgroup>/app-server-<pid>/c<n>
+ *   <our own cgroup>/app-server-<pid>/c<n>     (and the owner's marker, .../lock)
  * The "app-server-<pid>" directory has no process of its own, so the v2 pids controller can be
- * enabled for its children when our cgroup delegates it. Rules:
+ * enabled for its children when our cgroup delegates it; it is ours while we hold its lock
+ * (cgroup_owner.c), and the leftovers of dead daemons are killed before it is made. Rules:
  *  - Everything is probed once; cgroup_new fails (and spawn falls back) when nothing works.
  *  - A child joins by writing "0" to the fds of cgroup_join_fds before it forks anything, so
  *    no descendant can start outside.
  *  - A cgroup is killed (cgroup.kill, or a pid-by-pid sweep on v1 alone) when its command is
  *    over; an empty one is kept for reuse (CGROUP_POOL), a busy one is retried later, so the
  *    daemon never waits for the kernel to finish killing.
+ *  - A cgroup removed under us anyway (an older daemon of another PID namespace sweeping)
+ *    is dropped, and cgroup_renew makes our directory again, so one command is retried
+ *    rather than every later one failing.
  */
 #include <sys/stat.h>
 
@@ -22,6 +26,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "cgroup_int.h"
 #include "protocol/xmalloc.h"
 
 #define CGROUP_POOL  4	/* empty cgroups kept for reuse */
@@ -35,16 +40,15 @@ struct cgroup {
 	unsigned limit; /* pids.max written, 0 for "max" */
 };
 
-/* Where each hierarchy's cgroups of this daemon live: [0] v2, [1] v1 pids (NULL when none). */
-static char *cgroup_base[2];
+/* Where each hierarchy's cgroups of this daemon live: [0] v2, [1] v1 pids (path NULL: none). */
+static struct cgroup_base cgroup_base[2] = {{NULL, NULL, -1}, {NULL, NULL, -1}};
 static struct cgroup_support cgroup_sup;
 static int cgroup_probe_done;
 static unsigned cgroup_serial;
 static struct cgroup *cgroup_pool[CGROUP_POOL];
 static struct cgroup *cgroup_grave[CGROUP_GRAVE];
 
-/* Write text to dir/file; 0 or -errno. */
-static int
+int
 cgroup_write(const char *dir, const char *file, const char *text)
 {
 	char *path = xasprintf("%s/%s", dir, file);
@@ -60,8 +64,7 @@ cgroup_write(const char *dir, const char *file, const char *text)
 	return r;
 }
 
-/* Read dir/file into buf (NUL-terminated); bytes read or -errno. */
-static ssize_t
+ssize_t
 cgroup_read(const char *dir, const char *file, char *buf, size_t size)
 {
 	char *path = xasprintf("%s/%s", dir, file);
@@ -147,70 +150,43 @@ cgroup_own(char **path)
 	fclose(f);
 }
 
-/* Remove the cgroups of daemons that died without cleaning up (empty ones only). */
-static void
-cgroup_sweep_stale(const char *parent)
+/* Claim this daemon's directory in b->parent (v2: with the pids controller when delegated). */
+static int
+cgroup_claim_base(struct cgroup_base *b, int v2)
 {
-	DIR *d = opendir(parent), *sub;
-	struct dirent *e, *c;
-	char *dir, *child;
-	long pid;
+	char buf[256];
+	int r;
 
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strncmp(e->d_name, "app-server-", 11) != 0 ||
-			(pid = strtol(e->d_name + 11, NULL, 10)) <= 0 ||
-			(kill((pid_t)pid, 0) == 0 || errno != ESRCH))
-			continue;
-		dir = xasprintf("%s/%s", parent, e->d_name);
-		if ((sub = opendir(dir)) != NULL) {
-			while ((c = readdir(sub)) != NULL) {
-				if (c->d_name[0] != 'c')
-					continue;
-				child = xasprintf("%s/%s", dir, c->d_name);
-				(void)rmdir(child);
-				free(child);
-			}
-			closedir(sub);
-		}
-		(void)rmdir(dir);
-		free(dir);
+	if ((r = cgroup_owner_claim(b)) != 0) {
+		cgroup_sup.error = -r;
+		return r;
 	}
-	closedir(d);
+	if (v2 && cgroup_read(b->parent, "cgroup.subtree_control", buf, sizeof buf) > 0 &&
+		cgroup_has_word(buf, "pids") &&
+		cgroup_write(b->path, "cgroup.subtree_control", "+pids") == 0)
+		cgroup_sup.pids = 2;
+	return 0;
 }
 
-/* Make this daemon's directory in one hierarchy; the path, or NULL. */
-static char *
-cgroup_make_base(const char *mnt, const char *root, const char *own, int enable_pids)
+/*
+ * Find our cgroup's directory in one hierarchy, kill and remove what dead daemons left there,
+ * and claim ours; 0 or -errno.
+ */
+static int
+cgroup_make_base(struct cgroup_base *b, const char *mnt, const char *root, const char *own, int v2)
 {
 	size_t rl = strlen(root);
 	const char *rel = own;
-	char *parent, *base, buf[256];
 
 	/* Our path is relative to the hierarchy; the mount shows it from root down. */
 	if (strcmp(root, "/") != 0) {
 		if (strncmp(own, root, rl) != 0 || (own[rl] != '/' && own[rl] != '\0'))
-			return NULL;
+			return -ENOENT;
 		rel = own + rl;
 	}
-	parent = xasprintf("%s%s", mnt, strcmp(rel, "/") == 0 ? "" : rel);
-	cgroup_sweep_stale(parent);
-	base = xasprintf("%s/app-server-%d", parent, (int)getpid());
-	if (mkdir(base, 0755) == -1 && errno != EEXIST) {
-		cgroup_sup.error = errno;
-		goto fail;
-	}
-	if (enable_pids && cgroup_read(parent, "cgroup.subtree_control", buf, sizeof buf) > 0 &&
-		cgroup_has_word(buf, "pids") &&
-		cgroup_write(base, "cgroup.subtree_control", "+pids") == 0)
-		cgroup_sup.pids = 2;
-	free(parent);
-	return base;
-fail:
-	free(parent);
-	free(base);
-	return NULL;
+	b->parent = xasprintf("%s%s", mnt, strcmp(rel, "/") == 0 ? "" : rel);
+	cgroup_owner_sweep(b->parent);
+	return cgroup_claim_base(b, v2);
 }
 
 int
@@ -235,10 +211,10 @@ cgroup_support(void)
 	cgroup_mounts(mnt, root);
 	cgroup_own(own);
 	if (mnt[0] != NULL && own[0] != NULL &&
-		(cgroup_base[0] = cgroup_make_base(mnt[0], root[0], own[0], 1)) != NULL)
+		cgroup_make_base(&cgroup_base[0], mnt[0], root[0], own[0], 1) == 0)
 		cgroup_sup.kill = 1;
 	if (cgroup_sup.pids == 0 && mnt[1] != NULL && own[1] != NULL &&
-		(cgroup_base[1] = cgroup_make_base(mnt[1], root[1], own[1], 0)) != NULL)
+		cgroup_make_base(&cgroup_base[1], mnt[1], root[1], own[1], 0) == 0)
 		cgroup_sup.pids = 1;
 	for (int i = 0; i < 2; i++) {
 		free(mnt[i]);
@@ -295,6 +271,16 @@ cgroup_remove(struct cgroup *cg)
 	return 0;
 }
 
+/* Whether a cgroup's directories were removed (by someone else: we keep ours until empty). */
+static int
+cgroup_gone(const struct cgroup *cg)
+{
+	for (int i = 0; i < 2; i++)
+		if (cg->dir[i] != NULL && access(cg->dir[i], F_OK) == -1 && errno == ENOENT)
+			return 1;
+	return 0;
+}
+
 /* Retire killed cgroups whose processes are gone: reuse or remove them. */
 static void
 cgroup_reap_graves(void)
@@ -302,13 +288,16 @@ cgroup_reap_graves(void)
 	struct cgroup *cg;
 	int i, j;
 
+	cgroup_owner_retry();
 	for (i = 0; i < CGROUP_GRAVE; i++) {
 		if ((cg = cgroup_grave[i]) == NULL || !cgroup_empty(cg))
 			continue;
 		cgroup_grave[i] = NULL;
 		for (j = 0; j < CGROUP_POOL && cgroup_pool[j] != NULL; j++)
 			;
-		if (j < CGROUP_POOL)
+		if (cgroup_gone(cg))
+			(void)cgroup_remove(cg); /* never reused: joining it would fail */
+		else if (j < CGROUP_POOL)
 			cgroup_pool[j] = cg;
 		else if (cgroup_remove(cg) != 0)
 			cgroup_grave[i] = cg;
@@ -342,6 +331,10 @@ cgroup_new(unsigned max_pids, struct cgroup **out)
 	*out = NULL;
 	if (!cgroup_support()->kill && !cgroup_sup.pids)
 		return -cgroup_sup.error;
+	/* Our directory vanished and could not be made again: no cgroup, not half of one. */
+	if ((cgroup_sup.kill && cgroup_base[0].path == NULL) ||
+		(cgroup_sup.pids == 1 && cgroup_base[1].path == NULL))
+		return cgroup_sup.error != 0 ? -cgroup_sup.error : -ENOENT;
 	cgroup_reap_graves();
 	for (i = 0; i < CGROUP_POOL && cg == NULL; i++) {
 		cg = cgroup_pool[i];
@@ -353,8 +346,8 @@ cgroup_new(unsigned max_pids, struct cgroup **out)
 		cg->limit = (unsigned)-1;
 		cgroup_serial++;
 		for (i = 0; i < 2; i++)
-			if (cgroup_base[i] != NULL &&
-				(r = cgroup_make(cg, i, cgroup_base[i], cgroup_serial)) != 0)
+			if (cgroup_base[i].path != NULL &&
+				(r = cgroup_make(cg, i, cgroup_base[i].path, cgroup_serial)) != 0)
 				goto fail;
 		if (cg->dir[0] != NULL) {
 			path = xasprintf("%s/cgroup.kill", cg->dir[0]);
@@ -383,8 +376,8 @@ cgroup_join_fds(const struct cgroup *cg, int fds[2])
 }
 
 /* v1 alone: signal each listed process until none is left (forks are capped by pids.max). */
-static int
-cgroup_sweep(struct cgroup *cg)
+int
+cgroup_kill_listed(const char *dir)
 {
 	char buf[8192], *s, *end;
 	ssize_t n;
@@ -392,7 +385,7 @@ cgroup_sweep(struct cgroup *cg)
 	int round;
 
 	for (round = 0; round < CGROUP_SWEEP; round++) {
-		if ((n = cgroup_read(cg->dir[1], "cgroup.procs", buf, sizeof buf)) < 0)
+		if ((n = cgroup_read(dir, "cgroup.procs", buf, sizeof buf)) < 0)
 			return (int)n;
 		if (n == 0)
 			return 0;
@@ -408,7 +401,7 @@ cgroup_kill(struct cgroup *cg)
 	if (cg->kill_fd >= 0)
 		return write(cg->kill_fd, "1", 1) == 1 ? 0 : -errno;
 	if (cg->dir[1] != NULL)
-		return cgroup_sweep(cg);
+		return cgroup_kill_listed(cg->dir[1]);
 	return -ENOSYS;
 }
 
@@ -416,11 +409,16 @@ int
 cgroup_empty(const struct cgroup *cg)
 {
 	char buf[512];
+	ssize_t n;
 
-	if (cg->dir[0] != NULL && cgroup_read(cg->dir[0], "cgroup.events", buf, sizeof buf) > 0)
-		return strstr(buf, "populated 0") != NULL;
+	/* A cgroup removed under us holds nothing any more. */
+	if (cg->dir[0] != NULL &&
+		((n = cgroup_read(cg->dir[0], "cgroup.events", buf, sizeof buf)) > 0 ||
+			n == -ENOENT))
+		return n == -ENOENT || strstr(buf, "populated 0") != NULL;
 	if (cg->dir[1] != NULL)
-		return cgroup_read(cg->dir[1], "cgroup.procs", buf, sizeof buf) == 0;
+		return (n = cgroup_read(cg->dir[1], "cgroup.procs", buf, sizeof buf)) == 0 ||
+			n == -ENOENT;
 	return 1;
 }
 
@@ -465,10 +463,33 @@ cgroup_cleanup(void)
 			cgroup_release(cgroup_pool[i]);
 		cgroup_pool[i] = NULL;
 	}
+	cgroup_owner_retry();
 	for (i = 0; i < 2; i++) {
-		if (cgroup_base[i] != NULL)
-			(void)rmdir(cgroup_base[i]);
-		free(cgroup_base[i]);
-		cgroup_base[i] = NULL;
+		cgroup_owner_release(&cgroup_base[i], 1);
+		free(cgroup_base[i].parent);
+		cgroup_base[i].parent = NULL;
+	}
+}
+
+void
+cgroup_renew(void)
+{
+	struct cgroup *cg;
+	int i;
+
+	/* Pooled cgroups may be the ones removed: make fresh ones. */
+	for (i = 0; i < CGROUP_POOL; i++) {
+		if ((cg = cgroup_pool[i]) != NULL && cgroup_remove(cg) != 0)
+			cgroup_release(cg);
+		cgroup_pool[i] = NULL;
+	}
+	/* A directory of ours that vanished (or could not be made again last time): claim it. */
+	for (i = 0; i < 2; i++) {
+		if (!(i == 0 ? cgroup_sup.kill : cgroup_sup.pids == 1) ||
+			cgroup_base[i].parent == NULL ||
+			(cgroup_base[i].path != NULL && !cgroup_owner_lost(&cgroup_base[i])))
+			continue;
+		cgroup_owner_release(&cgroup_base[i], 0);
+		(void)cgroup_claim_base(&cgroup_base[i], i == 0); /* else cgroup_new says why */
 	}
 }

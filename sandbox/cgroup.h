@@ -6,8 +6,10 @@
  * beside it) for the limit. When the daemon cannot create cgroups, cgroup_new says so and
  * spawn falls back (docs/sandbox.md, "Process limits and lifetimes").
  *
- * Each daemon keeps its cgroups under "app-server-<pid>" in its own cgroup of each hierarchy;
- * empty ones are reused, and leftovers of daemons that died are removed at start.
+ * Each daemon keeps its cgroups under "app-server-<pid>" in its own cgroup of each hierarchy,
+ * a directory it holds an flock on for its life; empty ones are reused. At start, what the
+ * daemons that died left there (survivors of a kill -9 among them) is killed and removed;
+ * a directory whose lock is held is a live daemon's, whatever PID namespace it runs in.
  */
 #ifndef CGROUP_H
 #define CGROUP_H
@@ -40,5 +42,11 @@ int cgroup_empty(const struct cgroup *cg);
 void cgroup_free(struct cgroup *cg);
 /* At exit: remove this daemon's cgroups (those still busy are left). */
 void cgroup_cleanup(void);
+/*
+ * A cgroup of ours was removed under us (a join failed with ENODEV, a mkdir with ENOENT):
+ * drop the pooled ones and make our directory again where it vanished. The caller retries
+ * once.
+ */
+void cgroup_renew(void);
 
 #endif

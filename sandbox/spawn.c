@@ -28,7 +28,8 @@
  *  - Kill state lives in the handle (struct spawn_proc): a supervised child is asked to
  *    tear down instead of being killed, and a reaped pid is never signalled again; with
  *    SPAWN_CGROUP the child joins its cgroup before anything else, so spawn_kill and
- *    spawn_release reach descendants that left the session.
+ *    spawn_release reach descendants that left the session. A cgroup removed under us
+ *    (cgroup_renew) fails the join with ENODEV: the spawn is tried once more in a new one.
  *  - SPAWN_NETNS: network namespaces belong to threads, so the calling thread
  *    enters netns_fd right before the fork and goes back to its own right after,
  *    with every signal blocked; nothing else runs on this thread meanwhile.
@@ -553,40 +554,29 @@ spawn_wait_exec(struct spawn_fds *f, pid_t pid, int *stage, int *step)
 /* The fuzz targets' stand-in for starting a process (spawn.h); NULL in the daemon. */
 int (*spawn_fake)(const struct spawn_opts *o, struct spawn_proc *p, char **cause);
 
-/* Start o->argv on pipes or a PTY; 0, or -errno with a message in *cause. */
-int
-spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause)
+/* One try at starting the child: 0 with p filled, or -errno with the failure's stage and step. */
+static int
+spawn_try(const struct spawn_opts *o, const char *path, struct spawn_proc *p, int *stage, int *step)
 {
 	struct spawn_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1, -1, -1};
-	int stage = SPAWN_STAGE_EXEC, step = -1, r;
 	struct cgroup *cg = NULL;
 	struct spawn_child c;
-	char *path = NULL;
 	pid_t pid = -1;
+	int r;
 
-	memset(p, 0, sizeof *p);
-	p->pid = -1;
-	p->in_fd = p->out_fd = p->err_fd = p->pty_fd = p->linger_fd = -1;
-	if (spawn_fake != NULL)
-		return spawn_fake(o, p, cause);
-	if (o->argv == NULL || o->argv[0] == NULL || (o->cwd != NULL && o->cwd[0] != '/')) {
-		r = -EINVAL;
-		goto out;
-	}
-	if ((r = spawn_find_path(o->argv[0], o->envp, o->cwd, &path)) != 0 ||
-		(r = spawn_fds_open(o, &f)) != 0)
+	if ((r = spawn_fds_open(o, &f)) != 0)
 		goto out;
 	/* No cgroups on this machine: the command runs without (docs/sandbox.md, fallbacks). */
 	if ((o->flags & SPAWN_CGROUP) && (r = cgroup_new(o->max_pids, &cg)) != 0) {
 		if (cgroup_support()->kill || cgroup_support()->pids) {
-			stage = SPAWN_STAGE_CGROUP;
+			*stage = SPAWN_STAGE_CGROUP;
 			goto out;
 		}
 		r = 0;
 	}
 	spawn_child_fill(&c, o, &f, path, cg);
 	if ((r = spawn_launch(o, &c, &pid)) != 0 ||
-		(r = spawn_wait_exec(&f, pid, &stage, &step)) != 0)
+		(r = spawn_wait_exec(&f, pid, stage, step)) != 0)
 		goto out;
 	if (o->flags & SPAWN_SUPERVISED)
 		p->state |= SPAWN_P_SUPERVISED;
@@ -599,10 +589,40 @@ spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause)
 	p->pty_fd = f.master;
 	f.in[1] = f.out[0] = f.err[0] = f.master = -1; /* transferred */
 out:
-	if (r != 0 && cause != NULL)
-		*cause = spawn_cause(stage, -r, step, o);
 	spawn_fds_close(&f);
 	cgroup_free(cg);
+	return r;
+}
+
+/* Start o->argv on pipes or a PTY; 0, or -errno with a message in *cause. */
+int
+spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause)
+{
+	int stage = SPAWN_STAGE_EXEC, step = -1, r;
+	char *path = NULL;
+
+	memset(p, 0, sizeof *p);
+	p->pid = -1;
+	p->in_fd = p->out_fd = p->err_fd = p->pty_fd = p->linger_fd = -1;
+	if (spawn_fake != NULL)
+		return spawn_fake(o, p, cause);
+	if (o->argv == NULL || o->argv[0] == NULL || (o->cwd != NULL && o->cwd[0] != '/')) {
+		r = -EINVAL;
+		goto out;
+	}
+	if ((r = spawn_find_path(o->argv[0], o->envp, o->cwd, &path)) != 0)
+		goto out;
+	r = spawn_try(o, path, p, &stage, &step);
+	/* Our cgroup was removed under us (cgroup.h): made again, and tried once more. */
+	if (r != 0 && stage == SPAWN_STAGE_CGROUP && (r == -ENODEV || r == -ENOENT)) {
+		cgroup_renew();
+		stage = SPAWN_STAGE_EXEC;
+		step = -1;
+		r = spawn_try(o, path, p, &stage, &step);
+	}
+out:
+	if (r != 0 && cause != NULL)
+		*cause = spawn_cause(stage, -r, step, o);
 	free(path);
 	return r;
 }

@@ -68,7 +68,11 @@ static void daemon_deadline_cb(struct ev_loop *, ev_timer *, int);
 static void daemon_eof_grace_cb(struct ev_loop *, ev_timer *, int);
 static void daemon_maybe_done(struct daemon *d);
 
-/* Each process costs up to three fds: allow the hard limit (EXEC_MAX_PROCS of them fit). */
+/*
+ * Each process costs up to three fds: allow the hard limit (EXEC_MAX_PROCS of them fit), but
+ * at most 65536, because every command inherits it and some programs still walk every
+ * possible fd (closing them) at start.
+ */
 static void
 daemon_raise_nofile(void)
 {
@@ -299,6 +303,8 @@ daemon_run(const struct daemon_opts *opts)
 	/* Orphaned grandchildren of our commands become ours, so libev reaps them too. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	daemon_raise_nofile();
+	/* Now, not at the first command: what daemons killed with -9 left running dies here. */
+	(void)cgroup_support();
 	d.loop = ev_default_loop(EVFLAG_AUTO);
 	if (daemon_stdio(&d) != 0)
 		goto out;

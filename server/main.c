@@ -24,7 +24,7 @@
 
 static const char usage[] =
 	"usage: app-server [app-server] [--listen stdio://] [--max-line-bytes N] [--max-inflight N]\n"
-	"                  [-c key=value]...\n"
+	"                  [--analytics-default-enabled] [-c key=value]...\n"
 	"       app-server mock-model [--listen HOST:PORT] [--script FILE] [--record FILE]\n"
 	"                             [--port-file FILE]\n"
 	"       app-server generate-json-schema --out DIR\n"
@@ -36,7 +36,8 @@ static const char usage[] =
 	"\n"
 	"Serves the Codex app-server JSON-RPC protocol (v2) on stdin/stdout, one JSON\n"
 	"message per line. Logs go to stderr; set APP_SERVER_LOG=error|warn|info|debug|trace.\n"
-	"-c overrides a config.toml key (value parsed as TOML, else taken as a string).\n";
+	"-c overrides a config.toml key (value parsed as TOML, else taken as a string).\n"
+	"--analytics-default-enabled is accepted and does nothing: no analytics are sent.\n";
 
 /* mkdir -p of the directory part of path. */
 static int
@@ -213,6 +214,8 @@ main(int argc, char **argv)
 					"app-server: only --listen stdio:// is supported\n");
 				return 2;
 			}
+		} else if (strcmp(argv[i], "--analytics-default-enabled") == 0) {
+			/* Upstream's VS Code extension passes it; we send no analytics at all. */
 		} else if (strcmp(argv[i], "--max-inflight") == 0 && i + 1 < argc) {
 			if (main_size(argv[++i], &opts.max_inflight) != 0) {
 				fprintf(stderr, "app-server: bad --max-inflight %s\n", argv[i]);

@@ -89,6 +89,8 @@ store_turn_begin(
 	memset(&t->turn_tokens, 0, sizeof t->turn_tokens);
 	free(t->last_agent_message);
 	t->last_agent_message = NULL;
+	/* The append reopened this writer if it slept: keep the open ones bounded. */
+	store_limit_writers(t->s);
 	return 0;
 }
 

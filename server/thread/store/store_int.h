@@ -20,7 +20,7 @@
 
 #define STORE_TURNIDX_CACHE  16	       /* turn indexes kept (LRU) for paging */
 #define STORE_PENDING_LISTS  1024      /* list requests queued while the index is built */
-#define STORE_OPEN_WRITERS   128       /* idle loaded threads beyond this give their fd back */
+#define STORE_OPEN_WRITERS   128       /* open rollout fds at most; the idlest give theirs back */
 #define STORE_TRIM_BYTES     (1 << 20) /* a history read from a file this big trims malloc */
 #define STORE_TURNS_TEXT_MAX (2 * (size_t)HISTORY_MAX_BYTES) /* a whole history as text */
 #define STORE_SIGNATURE_GAP  0.5 /* seconds: rescan soon after the folders changed */

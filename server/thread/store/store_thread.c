@@ -499,7 +499,21 @@ store_thread_turns_text(struct store_thread *t, struct buf *out, char **cause)
 		t->meta.path, rollout_writer_size(t->w), t->turn_id[0] != '\0', out, cause);
 }
 
-/* Idle threads (no running turn) give their fd back, least recently written first. */
+/*
+ * Whether a is a better writer to suspend than b: a thread without a running turn first, then
+ * the least recently written. A turn waiting on an approval writes nothing for as long as the
+ * client takes, so it holds no fd either once enough threads are loaded; its next record
+ * reopens the file (rollout_writer_wake).
+ */
+static int
+store_idler(const struct store_thread *a, const struct store_thread *b)
+{
+	int abusy = a->turn_id[0] != '\0', bbusy = b->turn_id[0] != '\0';
+
+	return abusy != bbusy ? !abusy : a->used < b->used;
+}
+
+/* Beyond STORE_OPEN_WRITERS open writers, the idlest give their fd back. */
 void
 store_limit_writers(struct store *s)
 {
@@ -513,13 +527,15 @@ store_limit_writers(struct store *s)
 		idlest = NULL;
 		TAILQ_FOREACH(t, &s->loaded, entry)
 		{
-			if (t->w == NULL || rollout_writer_suspended(t->w) || t->turn_id[0] != '\0')
+			/* An unpublished file lives only through its fd. */
+			if (t->w == NULL || rollout_writer_suspended(t->w) ||
+				!rollout_writer_published(t->w))
 				continue;
-			if (idlest == NULL || t->used < idlest->used)
+			if (idlest == NULL || store_idler(t, idlest))
 				idlest = t;
 		}
 		if (idlest == NULL)
-			return; /* every open writer has a running turn */
+			return;
 		rollout_writer_suspend(idlest->w);
 		open--;
 	}
