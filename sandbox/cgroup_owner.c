@@ -11,7 +11,8 @@
  *    processes are killed first.
  *  - Sweep: a directory whose lock we can take has a dead owner, unless it has no marker:
  *    then it is an older daemon's, which locks nothing, and only a pid gone from our own
- *    namespace may retire it (never a pid alone when there is a lock to ask). Its processes
+ *    namespace may retire it (never a pid alone when there is a lock to ask), and only its
+ *    empty cgroups, as older daemons did: a guess never kills. A dead locking owner's processes
  *    (the survivors of a kill -9: setsid'd descendants of unsandboxed commands) are killed
  *    with cgroup.kill (v1: signalled by pid) and the directories removed; those still dying
  *    are removed later by cgroup_owner_retry, so nobody waits for the kernel.
@@ -111,7 +112,11 @@ owner_pid(const char *name)
 	return pid > 0 && (*end == '\0' || *end == '.') ? pid : 0;
 }
 
-/* Whether the owner of an open directory is gone; the caller then holds its lock. */
+/*
+ * Whether the owner of an open directory is gone (the caller then holds its lock): 1 for a
+ * locking owner that let go, 2 for an older daemon's directory whose pid is gone from our
+ * namespace (only a guess: it may live in another one), 0 for alive.
+ */
 static int
 owner_dead(int fd, long pid)
 {
@@ -120,7 +125,7 @@ owner_dead(int fd, long pid)
 	if (faccessat(fd, CGROUP_MARKER, F_OK, 0) == 0)
 		return 1; /* a locking owner let go: it died */
 	/* An older daemon locks nothing: only its pid can tell, and only in our namespace. */
-	return kill((pid_t)pid, 0) == -1 && errno == ESRCH;
+	return kill((pid_t)pid, 0) == -1 && errno == ESRCH ? 2 : 0;
 }
 
 void
@@ -139,8 +144,19 @@ cgroup_owner_sweep(const char *parent)
 			continue;
 		dir = xasprintf("%s/%s", parent, e->d_name);
 		if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-			if (owner_dead(fd, pid))
+			switch (owner_dead(fd, pid)) {
+			case 1:
 				owner_bury(dir); /* under its lock: no claim can race us */
+				break;
+			case 2:
+				/*
+				 * An older daemon's, its pid gone from our namespace: it may
+				 * still live in another one, so nothing is killed on a guess;
+				 * empty cgroups are removed, as that daemon's own sweep did.
+				 */
+				(void)owner_rmdir_tree(dir);
+				break;
+			}
 			close(fd);
 		}
 		free(dir);
