@@ -171,7 +171,7 @@ test_survivors_of_kill9(void **state)
 	(void)state;
 	if (!cg_available(a)) {
 		asc_free(a);
-		skip();
+		skip_test("the daemon cannot make cgroups here (no writable cgroup v2 tree)");
 	}
 	cg_of_command(a, &p);
 	base = cg_base(p.dir[0] != NULL ? p.dir[0] : p.dir[1]);
@@ -278,7 +278,7 @@ test_other_pidns_keeps_ours(void **state)
 	(void)state;
 	if (!cg_available(a) || (wrapper = cg_pidns_wrapper(a)) == NULL) {
 		asc_free(a);
-		skip();
+		skip_test("no cgroups here, or no root and unshare for a new PID namespace");
 	}
 	cg_of_command(a, &p); /* an empty cgroup of ours now waits in the pool */
 	base = cg_base(p.dir[0] != NULL ? p.dir[0] : p.dir[1]);
@@ -346,7 +346,7 @@ test_vanished_cgroup_remade(void **state)
 	(void)state;
 	if (!cg_available(a)) {
 		asc_free(a);
-		skip();
+		skip_test("the daemon cannot make cgroups here (no writable cgroup v2 tree)");
 	}
 	/* The pooled cgroup the next command would join. */
 	cg_of_command(a, &p);

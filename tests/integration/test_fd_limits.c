@@ -146,11 +146,8 @@ test_soft_limit_raised(void **state)
 
 	(void)state;
 	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
-	if (saved.rlim_max < 256) {
-		print_message("SKIPPED: a hard fd limit of %llu leaves nothing to raise\n",
-			(unsigned long long)saved.rlim_max);
-		skip();
-	}
+	if (saved.rlim_max < 256)
+		skip_test("the hard fd limit is below 256: nothing to raise");
 	low = saved;
 	low.rlim_cur = 128;
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
