@@ -30,6 +30,7 @@
 
 #include "exec_util.h"
 #include "protocol/xmalloc.h"
+#include "tests/helpers/skip_note.h"
 
 /* The cgroups of a command, as /proc/self/cgroup shows them: v2 ("0::") and v1 pids. */
 struct cg_paths {

@@ -20,6 +20,7 @@
 
 #include "exec_util.h"
 #include "protocol/xmalloc.h"
+#include "tests/helpers/skip_note.h"
 #include "turn_util.h"
 
 #define WAITING	 300 /* turns left waiting on an approval */
