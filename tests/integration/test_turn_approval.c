@@ -220,6 +220,41 @@ test_known_safe_not_asked(void **state)
 	tt_stop(&f);
 }
 
+/*
+ * Issue 21: `uniq IN OUT` writes OUT and sed's "file" --expression=1e... makes 1p a file and
+ * runs a command; once looked as known safe, they ran unsandboxed (danger-full-access) with
+ * no request. Now the chain is asked about, and declining it leaves both files unwritten.
+ */
+static void
+test_writing_look_alikes_asked(void **state)
+{
+	struct tt f;
+	json_t *msgs;
+	char *target = xasprintf("/var/tmp/app-server-sed-e-%d", (int)getpid()), *script, *out;
+
+	(void)state;
+	unlink(target);
+	script = xasprintf("[" CALL("call-1",
+				   "uniq /etc/hostname 1p && sed -n 1p "
+				   "'--expression=1e touch %s'") "," ANSWER_DONE "]",
+		target);
+	start(&f, script, "untrusted", "danger-full-access");
+	free(script);
+	msgs = tt_turn(&f, "go", NULL, decide, "decline");
+	assert_int_equal(tt_count(msgs, "item/commandExecution/requestApproval"), 1);
+	assert_string_equal(
+		json_string_value(json_object_get(tt_item(msgs, "commandExecution", 0), "status")),
+		"declined");
+	assert_int_not_equal(access(target, F_OK), 0);
+	out = tt_path(&f, "1p");
+	assert_int_not_equal(access(out, F_OK), 0);
+	free(out);
+	unlink(target);
+	free(target);
+	json_decref(msgs);
+	tt_stop(&f);
+}
+
 /* A file outside the workspace, which workspace-write does not let a command write. */
 static char *
 outside_target(void)
@@ -357,6 +392,7 @@ main(void)
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_error_reply),
 		cmocka_unit_test(test_known_safe_not_asked),
+		cmocka_unit_test(test_writing_look_alikes_asked),
 		cmocka_unit_test(test_sandbox_denial_after_accept_reruns),
 		cmocka_unit_test(test_sandbox_denial_asks_retry),
 		cmocka_unit_test(test_interrupt_pending_approval),
