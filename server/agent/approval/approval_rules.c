@@ -325,9 +325,19 @@ approval_rules_sandbox_denied(bool sandboxed, int exit_code, const char *output,
 	return exit_code == 128 + 31; /* SIGSYS: seccomp killed it */
 }
 
-/* May a sandbox-denied command be re-run without the sandbox, and is the user asked first? */
+char *
+approval_rules_retry_key(const struct approval_request *r)
+{
+	return approval_cache_key(r->argv, r->argc, r->cwd, r->tty, true);
+}
+
+/*
+ * May a sandbox-denied command be re-run without the sandbox, and is the user asked first?
+ * Upstream re-runs at once when the first attempt was approved; an approval of a sandboxed run
+ * is not one of an unsandboxed run, so only the session key of the unsandboxed run skips it.
+ */
 enum approval_retry
-approval_rules_retry(const struct approval_request *r, bool already_approved)
+approval_rules_retry(const struct approval_request *r)
 {
 	bool wants = r->policy.kind == APPROVAL_UNTRUSTED ||
 		(r->policy.kind == APPROVAL_GRANULAR && r->policy.sandbox_approval);
@@ -336,9 +346,7 @@ approval_rules_retry(const struct approval_request *r, bool already_approved)
 
 	if (!wants)
 		return APPROVAL_RETRY_NONE;
-	if (already_approved)
-		return APPROVAL_RETRY_RUN;
-	key = approval_cache_key(r->argv, r->argc, r->cwd, r->tty, r->require_escalated);
+	key = approval_rules_retry_key(r);
 	cached = r->cache != NULL && key != NULL && approval_cache_has(r->cache, key);
 	free(key);
 	return cached ? APPROVAL_RETRY_RUN : APPROVAL_RETRY_ASK;
