@@ -256,6 +256,43 @@ test_writing_look_alikes_asked(void **state)
 	tt_stop(&f);
 }
 
+/* Write text to a workspace file. */
+static void
+put(struct tt *f, const char *name, const char *text)
+{
+	char *path = tt_path(f, name);
+	FILE *fp = fopen(path, "we");
+
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+	free(path);
+}
+
+/* `uniq *` is `uniq a b` once bash globs it, which writes b: asked about, not run. */
+static void
+test_glob_into_output_asked(void **state)
+{
+	struct tt f;
+	json_t *msgs;
+	char *path, *text;
+
+	(void)state;
+	start(&f, "[" CALL("call-1", "uniq *") "," ANSWER_DONE "]", "untrusted",
+		"danger-full-access");
+	put(&f, "a", "from a\n");
+	put(&f, "b", "keep b\n");
+	msgs = tt_turn(&f, "go", NULL, decide, "decline");
+	assert_int_equal(tt_count(msgs, "item/commandExecution/requestApproval"), 1);
+	path = tt_path(&f, "b");
+	text = tt_read(path);
+	assert_string_equal(text, "keep b\n");
+	free(text);
+	free(path);
+	json_decref(msgs);
+	tt_stop(&f);
+}
+
 /* A file outside the workspace, which workspace-write does not let a command write. */
 static char *
 outside_target(void)
@@ -367,6 +404,7 @@ main(void)
 		cmocka_unit_test(test_error_reply),
 		cmocka_unit_test(test_known_safe_not_asked),
 		cmocka_unit_test(test_writing_look_alikes_asked),
+		cmocka_unit_test(test_glob_into_output_asked),
 		cmocka_unit_test(test_sandbox_denial_asks_retry),
 		cmocka_unit_test(test_interrupt_pending_approval),
 	};

@@ -168,31 +168,56 @@ sc_script_command_safe(const char *const *argv, const bool *glob, size_t argc)
 	return true;
 }
 
-/* Every command of a plain script is safe. */
-static bool
-sc_script_safe(const char *script)
+/* Each command of a plain script, read as bash passes its words, is safe (safe_commands.h). */
+int
+safe_commands_script_each(const char *script, bool *safe, size_t n)
 {
 	struct shell_script s = {NULL, 0};
 	struct sc_words w = {{NULL, 0, 0}, NULL};
 	size_t at = 0, total = 0;
-	bool safe = false;
+	int r = -1;
 
+	memset(safe, 0, n * sizeof(*safe));
 	shell_words_init(&w.w);
-	if (shell_script_parse_plain(script, &s) == 0 && s.n > 0 &&
+	if (shell_script_parse_plain(script, &s) == 0 && s.n == n &&
 		sc_script_words(script, &w) == 0) {
 		for (size_t i = 0; i < s.n; i++)
 			total += s.cmds[i].n;
 		/* the parser's words and ours must line up one to one */
-		safe = total == w.w.n;
-		for (size_t i = 0; i < s.n && safe; i++) {
-			safe = sc_script_command_safe(
-				shell_words_argv(&w.w) + at, w.glob + at, s.cmds[i].n);
-			at += s.cmds[i].n;
+		if (total == w.w.n) {
+			for (size_t i = 0; i < s.n; i++) {
+				safe[i] = sc_script_command_safe(
+					shell_words_argv(&w.w) + at, w.glob + at, s.cmds[i].n);
+				at += s.cmds[i].n;
+			}
+			r = 0;
 		}
 	}
 	shell_words_free(&w.w);
 	free(w.glob);
 	shell_script_free(&s);
+	return r;
+}
+
+/* Every command of a plain script is safe. */
+static bool
+sc_script_safe(const char *script)
+{
+	struct shell_script s = {NULL, 0};
+	bool *each, safe;
+	size_t n;
+
+	if (shell_script_parse_plain(script, &s) != 0 || s.n == 0) {
+		shell_script_free(&s);
+		return false;
+	}
+	n = s.n;
+	shell_script_free(&s);
+	each = xcalloc(n, sizeof(*each));
+	safe = safe_commands_script_each(script, each, n) == 0;
+	for (size_t i = 0; i < n && safe; i++)
+		safe = each[i];
+	free(each);
 	return safe;
 }
 

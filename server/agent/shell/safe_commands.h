@@ -25,6 +25,13 @@
 bool safe_commands_is_known_safe(const char *const *argv, size_t argc);
 /* One command (no shell wrapper) is safe by the rules above (is_safe_to_call_with_exec). */
 bool safe_commands_is_safe_exec(const char *const *argv, size_t argc);
+/*
+ * For each of the n plain commands of a script (as shell_script_parse_plain splits it), whether
+ * it is safe with its words read as bash passes them (quote removal, globs): the approval rules
+ * judge a script command by command. 0, or -1 (all false) when the script is not n plain
+ * commands.
+ */
+int safe_commands_script_each(const char *script, bool *safe, size_t n);
 /* The command might destroy data (upstream's command_might_be_dangerous). */
 bool safe_commands_is_dangerous(const char *const *argv, size_t argc);
 /* One command (no shell wrapper) is dangerous (is_dangerous_to_call_with_exec). */
