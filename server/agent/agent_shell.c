@@ -5,7 +5,8 @@
  * resolves outside the turn's writable roots is refused; then approval_rules decides: run
  * (agent_run.c), ask the client first, or refuse with upstream's words for the model. After a
  * sandboxed run that failed and looks sandbox-denied, approval_rules_retry says whether it is
- * re-run without the sandbox, after asking or not (agent_shell_denied).
+ * re-run without the sandbox, after asking or not (agent_shell_denied): an accepted sandboxed
+ * run is never taken as consent to an unsandboxed one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,8 +281,13 @@ agent_shell_retry_answered(struct agent_turn *t, enum approval_reply r)
 	if ((r == APPROVAL_REPLY_ACCEPT || r == APPROVAL_REPLY_ACCEPT_FOR_SESSION ||
 		    r == APPROVAL_REPLY_ACCEPT_WITH_AMENDMENT) &&
 		!t->interrupted && !t->failed) {
-		if (r == APPROVAL_REPLY_ACCEPT_FOR_SESSION && c->cache_key != NULL)
-			approval_cache_add(t->a->cache, c->cache_key);
+		if (r == APPROVAL_REPLY_ACCEPT_FOR_SESSION) {
+			/* the session now covers this command unsandboxed, nothing wider */
+			char *key = approval_rules_retry_key(&c->req);
+
+			approval_cache_add(t->a->cache, key);
+			free(key);
+		}
 		agent_shell_rerun(c);
 		return;
 	}
@@ -303,14 +309,19 @@ agent_shell_denied(struct agent_cmd *c)
 	if (!c->sandboxed || c->retried || c->answered || t->interrupted || t->failed ||
 		!approval_rules_sandbox_denied(true, c->exit_code, c->out.ptr, c->out.len))
 		return 0;
-	switch (approval_rules_retry(&c->req, c->approved)) {
+	/* Accepting the sandboxed run never covers this one: it is asked for on its own. */
+	switch (approval_rules_retry(&c->req)) {
 	case APPROVAL_RETRY_RUN:
 		agent_shell_rerun(c);
 		return 1;
 	case APPROVAL_RETRY_ASK:
+		/* upstream's shape: the first request's amendment, the retry's reason */
+		if (approval_rules_decide(&c->req, &d) != 0)
+			approval_rules_decision_free(&d);
 		agent_ask(t, "item/commandExecution/requestApproval",
 			agent_shell_request(c, &d, APPROVAL_RETRY_REASON),
 			agent_shell_retry_answered, c);
+		approval_rules_decision_free(&d);
 		return 1;
 	default:
 		return 0;

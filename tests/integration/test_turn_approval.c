@@ -3,8 +3,9 @@
  * reference params, and what each decision does (notes §4, §8): accept, acceptForSession (the
  * same command is not asked again, another one is), decline (item declined, the model is
  * told, the turn goes on), cancel (the turn ends interrupted), an error reply (item failed);
- * known-safe commands under untrusted run without asking; a sandbox denial leads to the
- * "retry without sandbox?" request; an interrupt while a request is pending resolves it after
+ * known-safe commands under untrusted run without asking, and look-alikes that write are asked
+ * about; a sandbox denial leads to the "retry without sandbox?" request (test_turn_escalation.c
+ * has the rest of that story); an interrupt while a request is pending resolves it after
  * turn/completed.
  */
 #include <stdarg.h>
@@ -220,6 +221,78 @@ test_known_safe_not_asked(void **state)
 	tt_stop(&f);
 }
 
+/*
+ * Issue 21: `uniq IN OUT` writes OUT and sed's "file" --expression=1e... makes 1p a file and
+ * runs a command; once looked as known safe, they ran unsandboxed (danger-full-access) with
+ * no request. Now the chain is asked about, and declining it leaves both files unwritten.
+ */
+static void
+test_writing_look_alikes_asked(void **state)
+{
+	struct tt f;
+	json_t *msgs;
+	char *target = xasprintf("/var/tmp/app-server-sed-e-%d", (int)getpid()), *script, *out;
+
+	(void)state;
+	unlink(target);
+	script = xasprintf("[" CALL("call-1",
+				   "uniq /etc/hostname 1p && sed -n 1p "
+				   "'--expression=1e touch %s'") "," ANSWER_DONE "]",
+		target);
+	start(&f, script, "untrusted", "danger-full-access");
+	free(script);
+	msgs = tt_turn(&f, "go", NULL, decide, "decline");
+	assert_int_equal(tt_count(msgs, "item/commandExecution/requestApproval"), 1);
+	assert_string_equal(
+		json_string_value(json_object_get(tt_item(msgs, "commandExecution", 0), "status")),
+		"declined");
+	assert_int_not_equal(access(target, F_OK), 0);
+	out = tt_path(&f, "1p");
+	assert_int_not_equal(access(out, F_OK), 0);
+	free(out);
+	unlink(target);
+	free(target);
+	json_decref(msgs);
+	tt_stop(&f);
+}
+
+/* Write text to a workspace file. */
+static void
+put(struct tt *f, const char *name, const char *text)
+{
+	char *path = tt_path(f, name);
+	FILE *fp = fopen(path, "we");
+
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+	free(path);
+}
+
+/* `uniq *` is `uniq a b` once bash globs it, which writes b: asked about, not run. */
+static void
+test_glob_into_output_asked(void **state)
+{
+	struct tt f;
+	json_t *msgs;
+	char *path, *text;
+
+	(void)state;
+	start(&f, "[" CALL("call-1", "uniq *") "," ANSWER_DONE "]", "untrusted",
+		"danger-full-access");
+	put(&f, "a", "from a\n");
+	put(&f, "b", "keep b\n");
+	msgs = tt_turn(&f, "go", NULL, decide, "decline");
+	assert_int_equal(tt_count(msgs, "item/commandExecution/requestApproval"), 1);
+	path = tt_path(&f, "b");
+	text = tt_read(path);
+	assert_string_equal(text, "keep b\n");
+	free(text);
+	free(path);
+	json_decref(msgs);
+	tt_stop(&f);
+}
+
 /* A file outside the workspace, which workspace-write does not let a command write. */
 static char *
 outside_target(void)
@@ -228,33 +301,6 @@ outside_target(void)
 
 	unlink(t);
 	return t;
-}
-
-static void
-test_sandbox_denial_after_accept_reruns(void **state)
-{
-	struct tt f;
-	json_t *msgs;
-	char *target = outside_target(), *script;
-
-	(void)state;
-	script = xasprintf("[" CALL("call-1", "touch %s") "," ANSWER_DONE "]", target);
-	start(&f, script, "untrusted", "workspace-write");
-	free(script);
-	msgs = tt_turn(&f, "go", NULL, decide, "accept");
-	/*
-	 * Asked (touch is not known safe), accepted, denied by the sandbox: already approved, so
-	 * re-run without the sandbox at once, no second request.
-	 */
-	assert_int_equal(tt_count(msgs, "item/commandExecution/requestApproval"), 1);
-	assert_string_equal(
-		json_string_value(json_object_get(tt_item(msgs, "commandExecution", 0), "status")),
-		"completed");
-	assert_int_equal(access(target, F_OK), 0);
-	unlink(target);
-	free(target);
-	json_decref(msgs);
-	tt_stop(&f);
 }
 
 static void
@@ -357,7 +403,8 @@ main(void)
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_error_reply),
 		cmocka_unit_test(test_known_safe_not_asked),
-		cmocka_unit_test(test_sandbox_denial_after_accept_reruns),
+		cmocka_unit_test(test_writing_look_alikes_asked),
+		cmocka_unit_test(test_glob_into_output_asked),
 		cmocka_unit_test(test_sandbox_denial_asks_retry),
 		cmocka_unit_test(test_interrupt_pending_approval),
 	};

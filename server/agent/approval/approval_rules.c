@@ -26,6 +26,7 @@ enum ar_verdict { AR_ALLOW, AR_PROMPT, AR_FORBIDDEN };
 struct ar_commands {
 	struct shell_script s; /* owned; n == 1 holding argv when not a script */
 	bool complex;	       /* the heredoc fallback parser was needed */
+	bool *safe;	       /* owned, per command: known safe as bash will run it */
 };
 
 /* A prefix_rule the model may not propose (upstream's BANNED_PREFIX_SUGGESTIONS). */
@@ -70,9 +71,14 @@ ar_commands_of(const struct approval_request *r, struct ar_commands *c)
 	int rc;
 
 	c->complex = false;
+	c->safe = NULL;
 	if (script != NULL && shell_script_parse_plain(script, &c->s) == 0) {
-		if (c->s.n > 0)
+		if (c->s.n > 0) {
+			/* judged on the words bash will pass (quotes removed, globs), not ours */
+			c->safe = xcalloc(c->s.n, sizeof(*c->safe));
+			safe_commands_script_each(script, c->safe, c->s.n);
 			return 0;
+		}
 		shell_script_free(&c->s);
 	}
 	shell_words_init(&one);
@@ -85,6 +91,8 @@ ar_commands_of(const struct approval_request *r, struct ar_commands *c)
 	c->s.cmds = xmalloc(sizeof(*c->s.cmds));
 	c->s.cmds[0] = one;
 	c->s.n = 1;
+	c->safe = xcalloc(1, sizeof(*c->safe));
+	c->safe[0] = !c->complex && safe_commands_is_known_safe(shell_words_argv(&one), one.n);
 	return 0;
 }
 
@@ -97,12 +105,11 @@ ar_unrestricted(enum approval_sandbox s)
 
 /* One sub-command's verdict (render_decision_for_unmatched_command). */
 static enum ar_verdict
-ar_verdict(const struct approval_request *r, const struct shell_words *cmd, bool complex)
+ar_verdict(const struct approval_request *r, const struct shell_words *cmd, bool known_safe)
 {
 	const char *const *v = shell_words_argv(cmd);
 
-	if (r->policy.kind == APPROVAL_UNTRUSTED && !complex &&
-		safe_commands_is_known_safe(v, cmd->n))
+	if (r->policy.kind == APPROVAL_UNTRUSTED && known_safe)
 		return AR_ALLOW;
 	if (safe_commands_is_dangerous(v, cmd->n)) {
 		if (r->policy.kind != APPROVAL_NEVER)
@@ -134,7 +141,7 @@ ar_prefix_covers(const struct approval_request *r, const struct ar_commands *c)
 
 		for (size_t k = 0; match && k < r->prefix_rule_n; k++)
 			match = strcmp(cmd->v[k], r->prefix_rule[k]) == 0;
-		if (!match && ar_verdict(r, cmd, c->complex) != AR_ALLOW)
+		if (!match && ar_verdict(r, cmd, c->safe[i]) != AR_ALLOW)
 			return false;
 	}
 	return true;
@@ -227,7 +234,7 @@ approval_rules_decide(const struct approval_request *r, struct approval_decision
 		return rc;
 	each = xcalloc(c.s.n, sizeof(*each));
 	for (size_t i = 0; i < c.s.n; i++) {
-		each[i] = ar_verdict(r, &c.s.cmds[i], c.complex);
+		each[i] = ar_verdict(r, &c.s.cmds[i], c.safe[i]);
 		if (each[i] > overall)
 			overall = each[i];
 	}
@@ -237,6 +244,7 @@ approval_rules_decide(const struct approval_request *r, struct approval_decision
 		ar_amendment(r, &c, each, overall, &d->amendment);
 	ar_conclude(r, overall, d);
 	free(each);
+	free(c.safe);
 	shell_script_free(&c.s);
 	return 0;
 }
@@ -325,9 +333,19 @@ approval_rules_sandbox_denied(bool sandboxed, int exit_code, const char *output,
 	return exit_code == 128 + 31; /* SIGSYS: seccomp killed it */
 }
 
-/* May a sandbox-denied command be re-run without the sandbox, and is the user asked first? */
+char *
+approval_rules_retry_key(const struct approval_request *r)
+{
+	return approval_cache_key(r->argv, r->argc, r->cwd, r->tty, true);
+}
+
+/*
+ * May a sandbox-denied command be re-run without the sandbox, and is the user asked first?
+ * Upstream re-runs at once when the first attempt was approved; an approval of a sandboxed run
+ * is not one of an unsandboxed run, so only the session key of the unsandboxed run skips it.
+ */
 enum approval_retry
-approval_rules_retry(const struct approval_request *r, bool already_approved)
+approval_rules_retry(const struct approval_request *r)
 {
 	bool wants = r->policy.kind == APPROVAL_UNTRUSTED ||
 		(r->policy.kind == APPROVAL_GRANULAR && r->policy.sandbox_approval);
@@ -336,9 +354,7 @@ approval_rules_retry(const struct approval_request *r, bool already_approved)
 
 	if (!wants)
 		return APPROVAL_RETRY_NONE;
-	if (already_approved)
-		return APPROVAL_RETRY_RUN;
-	key = approval_cache_key(r->argv, r->argc, r->cwd, r->tty, r->require_escalated);
+	key = approval_rules_retry_key(r);
 	cached = r->cache != NULL && key != NULL && approval_cache_has(r->cache, key);
 	free(key);
 	return cached ? APPROVAL_RETRY_RUN : APPROVAL_RETRY_ASK;

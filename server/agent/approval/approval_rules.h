@@ -11,10 +11,13 @@
  * After: a sandboxed run that failed and looks sandbox-denied (approval_rules_sandbox_denied:
  * exit code and output keywords, as upstream's is_likely_sandbox_denied) may be retried without
  * the sandbox: approval_rules_retry says NONE (the model sees the failure), ASK (reason
- * APPROVAL_RETRY_REASON) or RUN (already approved in this call, or for the session).
+ * APPROVAL_RETRY_REASON) or RUN (the user accepted this very command unsandboxed for the
+ * session). Stricter than upstream, which re-runs without asking when the sandboxed attempt
+ * was approved: running less sandboxed than the policy always needs its own approval.
  *
  * acceptForSession covers the exact same command (argv, cwd, tty, escalation) for the rest of the
- * thread, never a prefix: struct approval_cache holds those keys, bounded.
+ * thread, never a prefix: struct approval_cache holds those keys, bounded. Accepting the
+ * sandboxed run stores the unescalated key; accepting the retry stores the escalated one.
  */
 #ifndef APPROVAL_RULES_H
 #define APPROVAL_RULES_H
@@ -135,10 +138,12 @@ enum approval_reply approval_rules_parse_reply(json_t *result);
  */
 bool approval_rules_sandbox_denied(bool sandboxed, int exit_code, const char *output, size_t len);
 /*
- * After such a denial: may it be re-run without the sandbox, and must the user be asked?
- * `already_approved` is true when this call was asked and accepted (or covered by the cache).
+ * After such a denial: may it be re-run without the sandbox, and must the user be asked? An
+ * approval of the sandboxed attempt never counts; only approval_rules_retry_key in the cache.
  */
-enum approval_retry approval_rules_retry(const struct approval_request *r, bool already_approved);
+enum approval_retry approval_rules_retry(const struct approval_request *r);
+/* The acceptForSession key of the command run without the sandbox (heap). */
+char *approval_rules_retry_key(const struct approval_request *r);
 
 /* A bounded set of acceptForSession keys. */
 struct approval_cache *approval_cache_new(void);

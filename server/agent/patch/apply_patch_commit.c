@@ -14,6 +14,8 @@
  *      patch; only a failure of that undo itself (reported in the message) leaves the
  *      patch half applied;
  *   4. finish: backups unlinked, directories fsync'ed.
+ * Between 1 and 2, the leftovers of a crashed commit in those directories are removed
+ * (apply_patch_sweep.c says which are safe to remove).
  * Every directory is reached by walking from "/" with O_NOFOLLOW (ap_dir_open), so a
  * symlink planted since the check fails the patch instead of redirecting it.
  * Not kept from upstream, which rewrites files in place: hard links to a replaced file
@@ -272,6 +274,23 @@ commit_clean(struct commit *c, int success)
 		rmdir(c->made[i - 1]);
 }
 
+/* Before staging: each directory the patch writes in loses its crashed commits' leftovers. */
+static void
+commit_sweep(struct commit *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		size_t k = 0;
+		int dfd, err;
+
+		while (k < i && strcmp(c->s[k].dir, c->s[i].dir) != 0)
+			k++;
+		if (k < i || (dfd = commit_dir(c, &c->s[i], 0, &err)) < 0)
+			continue; /* swept already, or not there yet */
+		ap_sweep(dfd);
+		close(dfd);
+	}
+}
+
 /* The steps: files that end written, then files that existed and end removed. */
 static void
 commit_steps(struct commit *c, struct apply_patch_plan *plan)
@@ -308,6 +327,8 @@ ap_commit(struct apply_patch_plan *plan, char **cause)
 	commit_steps(&c, plan);
 	for (i = 0; i < c.n && r == 0; i++)
 		r = commit_check(&c, &c.s[i]);
+	if (r == 0)
+		commit_sweep(&c);
 	for (i = 0; i < c.n && r == 0; i++)
 		if (c.s[i].write)
 			r = commit_stage(&c, &c.s[i]);

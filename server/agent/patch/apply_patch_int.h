@@ -74,6 +74,13 @@ struct apply_patch_plan {
 
 /* Write a prepared plan (apply_patch_commit.c). */
 int ap_commit(struct apply_patch_plan *plan, char **cause);
+
+/* A leftover of a crashed commit is this old at least before it is removed (ctime). */
+#define APPLY_PATCH_STALE_SECS 60
+/* Remove the leftovers of crashed commits from a directory (apply_patch_sweep.c); how many. */
+int ap_sweep(int dfd);
+/* Tests: the age a leftover must have (APPLY_PATCH_STALE_SECS unless set). */
+void ap_sweep_set_stale_secs(long secs);
 void ap_plan_free(struct apply_patch_plan *plan);
 
 /* Rust's char::is_whitespace (Unicode White_Space). */

@@ -1,29 +1,30 @@
 /*
- * Known-safe and dangerous commands (safe_commands.h). The tables are upstream's; a command that
- * needs anything the tables do not cover is simply not known safe, so the approval rules ask.
+ * Known-safe and dangerous commands (safe_commands.h). A command is known safe when its
+ * program is in the table (safe_commands_table.c) and every argument is an allowed option, the
+ * value of one, or an operand the program cannot read as an option (safe_commands_args.c);
+ * anything else is simply not known safe, so the approval rules ask.
+ *
+ * Inside `bash -lc SCRIPT` the words are judged as bash will pass them, not as written: this
+ * file reads each word again with bash's quote removal (a bare "\-e" is "-e"), and a word with
+ * an unquoted glob character (* ? [) may become any number of file names, so it is accepted
+ * only where that cannot matter: not for a program with a bound on operands or sed, and not
+ * when the word could expand to something starting with '-'.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "safe_commands.h"
+#include "safe_commands_int.h"
 #include "shell_script.h"
 #include "shell_words.h"
+#include "protocol/buf.h"
 #include "protocol/xmalloc.h"
 
-static bool
-sc_in(const char *s, const char *const *set)
-{
-	for (; *set != NULL; set++)
-		if (strcmp(s, *set) == 0)
-			return true;
-	return false;
-}
-
-static bool
-sc_starts(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
+/* The words of a recognized script as bash passes them, and which ones bash may glob. */
+struct sc_words {
+	struct shell_words w;
+	bool *glob; /* per word */
+};
 
 /*
  * The program name when argv[0] is a bare name (Rust: one path component with a file name):
@@ -43,78 +44,180 @@ sc_bare_name(const char *p)
 	return xstrndup(p, n);
 }
 
-/* sed -n's argument: /^(\d+,)?\d+p$/. */
-static bool
-sc_sed_n_arg(const char *s)
-{
-	size_t n = strlen(s), a;
-
-	if (n < 2 || s[n - 1] != 'p')
-		return false;
-	a = strspn(s, "0123456789");
-	if (a == n - 1)
-		return a > 0;
-	if (a == 0 || s[a] != ',')
-		return false;
-	return strspn(s + a + 1, "0123456789") == n - a - 2 && n - a - 2 > 0;
-}
-
-/* Any argument from index `from` in set, or starting with one of the --opt= forms. */
-static bool
-sc_has(const char *const *argv, size_t argc, size_t from, const char *const *set,
-	const char *const *eq_prefixes)
-{
-	for (size_t i = from; i < argc; i++) {
-		if (sc_in(argv[i], set))
-			return true;
-		for (size_t k = 0; eq_prefixes != NULL && eq_prefixes[k] != NULL; k++)
-			if (sc_starts(argv[i], eq_prefixes[k]))
-				return true;
-	}
-	return false;
-}
-
-/* The option checks of base64, find, rg and sed -n. */
-static bool
-sc_safe_with_options(const char *name, const char *const *argv, size_t argc)
-{
-	static const char *const base64[] = {"-o", "--output", NULL};
-	static const char *const base64_eq[] = {"--output=", NULL};
-	static const char *const find[] = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fls",
-		"-fprint", "-fprint0", "-fprintf", NULL};
-	static const char *const rg[] = {"--search-zip", "-z", "--pre", "--hostname-bin", NULL};
-	static const char *const rg_eq[] = {"--pre=", "--hostname-bin=", NULL};
-
-	if (strcmp(name, "base64") == 0) {
-		for (size_t i = 1; i < argc; i++)
-			if (sc_starts(argv[i], "-o") && strcmp(argv[i], "-o") != 0)
-				return false;
-		return !sc_has(argv, argc, 1, base64, base64_eq);
-	}
-	if (strcmp(name, "find") == 0)
-		return !sc_has(argv, argc, 0, find, NULL);
-	if (strcmp(name, "rg") == 0)
-		return !sc_has(argv, argc, 0, rg, rg_eq);
-	if (strcmp(name, "sed") == 0)
-		return argc <= 4 && argc >= 3 && strcmp(argv[1], "-n") == 0 &&
-			sc_sed_n_arg(argv[2]);
-	return false;
-}
-
 /* One command is read-only by the tables. */
 bool
 safe_commands_is_safe_exec(const char *const *argv, size_t argc)
 {
-	static const char *const plain[] = {"cat", "cd", "cut", "echo", "expr", "false", "grep",
-		"head", "id", "ls", "nl", "paste", "pwd", "rev", "seq", "stat", "tail", "tr",
-		"true", "uname", "uniq", "wc", "which", "whoami", "numfmt", "tac", NULL};
+	const struct sc_spec *sp;
 	char *name;
-	bool safe;
+	bool safe = false;
 
 	if (argc == 0 || (name = sc_bare_name(argv[0])) == NULL)
 		return false;
-	safe = sc_in(name, plain) || sc_safe_with_options(name, argv, argc);
+	if ((sp = safe_commands_spec(name)) != NULL) {
+		switch (sp->form) {
+		case SC_TEXT:
+			safe = true;
+			break;
+		case SC_GETOPT:
+			safe = safe_commands_getopt_safe(sp, argv, argc);
+			break;
+		case SC_FIND:
+			safe = safe_commands_find_safe(sp, argv, argc);
+			break;
+		case SC_SED:
+			safe = safe_commands_sed_safe(argv, argc);
+			break;
+		}
+	}
 	free(name);
+	return safe;
+}
+
+/* Bytes between words in a script shell_script_parse_plain accepted: blanks and operators. */
+static bool
+sc_gap(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '|' || c == '&' || c == ';';
+}
+
+/*
+ * Read the words of a script that shell_script_parse_plain accepted, with bash's quote
+ * removal: '...' literal; "..." drops the backslash before " \ $ ` (and a backslash-newline);
+ * a bare backslash escapes the next byte. 0, or -1 when a word does not end as expected.
+ */
+static int
+sc_script_words(const char *s, struct sc_words *out)
+{
+	struct buf b;
+	size_t cap = 0;
+	int r = 0;
+
+	buf_init(&b, SHELL_WORDS_BYTES);
+	while (r == 0) {
+		bool glob = false;
+
+		while (sc_gap(*s))
+			s++;
+		if (*s == '\0')
+			break;
+		buf_reset(&b);
+		while (r == 0 && *s != '\0' && !sc_gap(*s)) {
+			if (*s == '\'') {
+				const char *end = strchr(s + 1, '\'');
+
+				if (end == NULL)
+					r = -1;
+				else
+					r = buf_add(&b, s + 1, (size_t)(end - s - 1));
+				s = end != NULL ? end + 1 : s;
+			} else if (*s == '"') {
+				for (s++; r == 0 && *s != '"'; s++) {
+					if (*s == '\0') {
+						r = -1;
+						break;
+					}
+					if (*s == '\\' && s[1] == '\n') {
+						s++; /* a line continuation: both bytes go */
+						continue;
+					}
+					if (*s == '\\' && s[1] != '\0' && strchr("\"\\$`", s[1]))
+						s++;
+					r = buf_addc(&b, *s);
+				}
+				s += r == 0;
+			} else {
+				if (*s == '\\' && s[1] != '\0')
+					s++;
+				else if (strchr("*?[", *s) != NULL)
+					glob = true;
+				r = buf_addc(&b, *s++);
+			}
+		}
+		if (r == 0 && (r = shell_words_push(&out->w, b.ptr ? b.ptr : "", b.len)) == 0) {
+			if (out->w.cap > cap) { /* grows as the word list does */
+				cap = out->w.cap;
+				out->glob = xrealloc(out->glob, cap * sizeof(*out->glob));
+			}
+			out->glob[out->w.n - 1] = glob;
+		}
+	}
+	buf_free(&b);
+	return r == 0 ? 0 : -1;
+}
+
+/* A command of a script, its words as bash passes them, is safe; glob words only if harmless. */
+static bool
+sc_script_command_safe(const char *const *argv, const bool *glob, size_t argc)
+{
+	const struct sc_spec *sp = NULL;
+	char *name = sc_bare_name(argv[0]);
+
+	if (name != NULL)
+		sp = safe_commands_spec(name);
+	free(name);
+	if (sp == NULL || !safe_commands_is_safe_exec(argv, argc))
+		return false;
+	for (size_t i = 1; i < argc; i++) {
+		if (!glob[i] || sp->form == SC_TEXT)
+			continue;
+		/* any number of names, all starting as the word does before its first glob */
+		if (sp->form == SC_SED || sp->max_operands >= 0 || strchr("-*?[", argv[i][0]))
+			return false;
+	}
+	return true;
+}
+
+/* Each command of a plain script, read as bash passes its words, is safe (safe_commands.h). */
+int
+safe_commands_script_each(const char *script, bool *safe, size_t n)
+{
+	struct shell_script s = {NULL, 0};
+	struct sc_words w = {{NULL, 0, 0}, NULL};
+	size_t at = 0, total = 0;
+	int r = -1;
+
+	memset(safe, 0, n * sizeof(*safe));
+	shell_words_init(&w.w);
+	if (shell_script_parse_plain(script, &s) == 0 && s.n == n &&
+		sc_script_words(script, &w) == 0) {
+		for (size_t i = 0; i < s.n; i++)
+			total += s.cmds[i].n;
+		/* the parser's words and ours must line up one to one */
+		if (total == w.w.n) {
+			for (size_t i = 0; i < s.n; i++) {
+				safe[i] = sc_script_command_safe(
+					shell_words_argv(&w.w) + at, w.glob + at, s.cmds[i].n);
+				at += s.cmds[i].n;
+			}
+			r = 0;
+		}
+	}
+	shell_words_free(&w.w);
+	free(w.glob);
+	shell_script_free(&s);
+	return r;
+}
+
+/* Every command of a plain script is safe. */
+static bool
+sc_script_safe(const char *script)
+{
+	struct shell_script s = {NULL, 0};
+	bool *each, safe;
+	size_t n;
+
+	if (shell_script_parse_plain(script, &s) != 0 || s.n == 0) {
+		shell_script_free(&s);
+		return false;
+	}
+	n = s.n;
+	shell_script_free(&s);
+	each = xcalloc(n, sizeof(*each));
+	safe = safe_commands_script_each(script, each, n) == 0;
+	for (size_t i = 0; i < n && safe; i++)
+		safe = each[i];
+	free(each);
 	return safe;
 }
 
@@ -123,21 +226,14 @@ bool
 safe_commands_is_known_safe(const char *const *argv, size_t argc)
 {
 	const char **v = xcalloc(argc + 1, sizeof(*v));
-	struct shell_script s = {NULL, 0};
 	const char *script;
 	bool safe;
 
 	for (size_t i = 0; i < argc; i++)
 		v[i] = strcmp(argv[i], "zsh") == 0 ? "bash" : argv[i];
 	safe = safe_commands_is_safe_exec(v, argc);
-	if (!safe && (script = shell_script_of(v, argc)) != NULL &&
-		shell_script_parse_plain(script, &s) == 0 && s.n > 0) {
-		safe = true;
-		for (size_t i = 0; i < s.n && safe; i++)
-			safe = safe_commands_is_safe_exec(
-				shell_words_argv(&s.cmds[i]), s.cmds[i].n);
-	}
-	shell_script_free(&s);
+	if (!safe && (script = shell_script_of(v, argc)) != NULL)
+		safe = sc_script_safe(script);
 	free(v);
 	return safe;
 }

@@ -69,6 +69,17 @@ static const struct ar_case cases[] = {
 	{UNTRUSTED, DANGER, "cat x", false, NULL, false, 0, APPROVAL_RUN, false, NULL, "cat x"},
 	{UNTRUSTED, WORKSPACE, "git status", false, NULL, false, 0, APPROVAL_ASK, true, NULL,
 		"git status"},
+	/* issue 21: writing look-alikes of known-safe commands, judged as bash will run them */
+	{UNTRUSTED, DANGER, "uniq /etc/hostname 1p && sed -n 1p '--expression=1e touch /tmp/x'",
+		false, NULL, false, 0, APPROVAL_ASK, false, NULL, "uniq /etc/hostname 1p"},
+	{UNTRUSTED, DANGER, "cat x && uniq *", false, NULL, false, 0, APPROVAL_ASK, false, NULL,
+		"uniq *"},
+	{UNTRUSTED, DANGER, "rg foo *.py", false, NULL, false, 0, APPROVAL_ASK, false, NULL,
+		"rg foo *.py"},
+	{UNTRUSTED, DANGER, "sed -n 1p \\-\\-expression=x", false, NULL, false, 0, APPROVAL_ASK,
+		false, NULL, "sed -n 1p \\-\\-expression=x"},
+	{UNTRUSTED, DANGER, "cat src/*.c && grep -n 'a*' f", false, NULL, false, 0, APPROVAL_RUN,
+		false, NULL, "cat src/*.c"},
 	{UNTRUSTED, WORKSPACE, "ls > out.txt", false, NULL, false, 0, APPROVAL_ASK, true, NULL,
 		"/bin/bash -lc ls > out.txt"},
 	{UNTRUSTED, WORKSPACE, "cat <<EOF\nx\nEOF\n", false, NULL, false, 0, APPROVAL_ASK, true,
@@ -265,7 +276,11 @@ test_available_decisions(void **state)
 	approval_rules_decision_free(&d);
 }
 
-/* Retry without the sandbox after a denial: only untrusted and granular{sandbox_approval}. */
+/*
+ * Retry without the sandbox after a denial: only untrusted and granular{sandbox_approval}, and
+ * always asked unless the unsandboxed run itself was accepted for the session (issue 21 item
+ * 5: accepting the sandboxed run, even for the session, does not cover it).
+ */
 static void
 test_retry(void **state)
 {
@@ -274,22 +289,35 @@ test_retry(void **state)
 	struct approval_request r = {
 		.argv = argv, .argc = 3, .cwd = "/w", .sandbox = WORKSPACE, .cache = cache};
 	char *key = approval_cache_key(argv, 3, "/w", false, false);
+	char *escalated = approval_rules_retry_key(&r);
 
+	assert_string_equal(escalated,
+		"{\"command\":[\"/bin/bash\",\"-lc\",\"touch /etc/x\"],"
+		"\"cwd\":\"/w\",\"tty\":false,\"sandbox_permissions\":"
+		"\"require_escalated\"}");
 	r.policy = (struct approval_policy)UNTRUSTED;
-	assert_int_equal(approval_rules_retry(&r, false), APPROVAL_RETRY_ASK);
-	assert_int_equal(approval_rules_retry(&r, true), APPROVAL_RETRY_RUN);
-	approval_cache_add(cache, key);
-	assert_int_equal(approval_rules_retry(&r, false), APPROVAL_RETRY_RUN);
+	assert_int_equal(approval_rules_retry(&r), APPROVAL_RETRY_ASK);
+	approval_cache_add(cache, key); /* the sandboxed run, accepted for the session */
+	assert_int_equal(approval_rules_retry(&r), APPROVAL_RETRY_ASK);
+	r.cwd = "/elsewhere";
+	approval_cache_add(cache, escalated);
+	assert_int_equal(approval_rules_retry(&r), APPROVAL_RETRY_ASK);
+	r.cwd = "/w";
+	assert_int_equal(approval_rules_retry(&r), APPROVAL_RETRY_RUN);
+	r.tty = true;
+	assert_int_equal(approval_rules_retry(&r), APPROVAL_RETRY_ASK);
+	r.tty = false;
 	r.policy = (struct approval_policy)ON_REQUEST;
-	assert_int_equal(approval_rules_retry(&r, true), APPROVAL_RETRY_NONE);
+	assert_int_equal(approval_rules_retry(&r), APPROVAL_RETRY_NONE);
 	r.policy = (struct approval_policy)NEVER;
-	assert_int_equal(approval_rules_retry(&r, false), APPROVAL_RETRY_NONE);
+	assert_int_equal(approval_rules_retry(&r), APPROVAL_RETRY_NONE);
 	r.cache = NULL;
 	r.policy = (struct approval_policy)GRANULAR(true);
-	assert_int_equal(approval_rules_retry(&r, false), APPROVAL_RETRY_ASK);
+	assert_int_equal(approval_rules_retry(&r), APPROVAL_RETRY_ASK);
 	r.policy = (struct approval_policy)GRANULAR(false);
-	assert_int_equal(approval_rules_retry(&r, false), APPROVAL_RETRY_NONE);
+	assert_int_equal(approval_rules_retry(&r), APPROVAL_RETRY_NONE);
 	free(key);
+	free(escalated);
 	approval_cache_free(cache);
 }
 
