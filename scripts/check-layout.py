@@ -30,7 +30,7 @@ Also kept here:
   - includes name the folder ("io/outq.h" from server/, "agent/patch/apply_patch.h",
     "protocol/buf.h"); a header of the same folder by its bare name;
   - no folder under server/ holds more than MAX_FILES .c files or MAX_LINES lines of its own
-    (.c and .h) without being split into sub-folders;
+    (.c and .h) without being split into sub-folders, nor more than one internal header;
   - every folder under server/ has a README.md saying what the room is for;
   - every path docs/architecture.md names exists.
 Exit status 1 with one line per violation.
@@ -123,6 +123,10 @@ def check_folders(problems):
             continue
         if not os.path.isfile(os.path.join(dirpath, 'README.md')):
             problems.append(f'{dirpath}/: no README.md saying what the room is for')
+        internal = sorted(n for n in names if n.endswith('_int.h'))
+        if len(internal) > 1:
+            problems.append(f'{dirpath}/: {len(internal)} internal headers ({", ".join(internal)}): '
+                            'one per folder; a second family gets a sub-folder of its own')
         sources = [n for n in names if n.endswith('.c')]
         lines = 0
         for n in names:

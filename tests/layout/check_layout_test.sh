@@ -72,6 +72,10 @@ mkdir "$tmp/tree/server/agent/newroom" && : >"$tmp/tree/server/agent/newroom/x.c
 expect folder-without-readme 'server/agent/newroom/: no README.md'
 
 fresh
+: >"$tmp/tree/server/agent/patch/second_int.h"
+expect two-internal-headers 'one per folder'
+
+fresh
 plant docs/architecture.md 'The `server/agent/nowhere.c` file.'
 expect doc-names-missing-path 'names `server/agent/nowhere.c`, which does not exist'
 

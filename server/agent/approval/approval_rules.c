@@ -11,7 +11,7 @@
 #include <strings.h>
 
 #include "approval_rules.h"
-#include "agent/shell/safe_commands.h"
+#include "safe_commands.h"
 #include "agent/shell/shell_script.h"
 #include "protocol/xmalloc.h"
 

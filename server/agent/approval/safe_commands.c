@@ -15,8 +15,8 @@
 
 #include "safe_commands.h"
 #include "safe_commands_int.h"
-#include "shell_script.h"
-#include "shell_words.h"
+#include "agent/shell/shell_script.h"
+#include "agent/shell/shell_words.h"
 #include "protocol/buf.h"
 #include "protocol/xmalloc.h"
 

@@ -1,6 +1,6 @@
 /*
  * The allowlists of the known-safe programs as the tests expect them, spelled as
- * server/agent/shell/safe_commands_int.h says: a change to what runs without asking has to be
+ * server/agent/approval/safe_commands_int.h says: a change to what runs without asking has to be
  * made here too (test_safe_commands_spellings compares both, spelling by spelling).
  */
 #ifndef SAFE_COMMANDS_GOLDEN_H

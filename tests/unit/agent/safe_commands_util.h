@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/shell/safe_commands.h"
+#include "agent/approval/safe_commands.h"
 #include "agent/shell/shell_words.h"
 #include "safe_commands_golden.h"
 

@@ -1,6 +1,7 @@
 /*
- * Known-safe and dangerous commands (server/agent/shell/safe_commands.c): upstream's own test cases
- * of is_safe_command.rs and is_dangerous_command.rs as one table; argv words are separated by |.
+ * Known-safe and dangerous commands (server/agent/approval/safe_commands.c): upstream's own test
+ * cases of is_safe_command.rs and is_dangerous_command.rs as one table; argv words are separated by
+ * |.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/shell/safe_commands.h"
+#include "agent/approval/safe_commands.h"
 #include "agent/shell/shell_words.h"
 
 /* What each column checks. */

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/shell/safe_commands_int.h"
+#include "agent/approval/safe_commands_int.h"
 #include "safe_commands_util.h"
 
 struct row {
