@@ -7,6 +7,11 @@
  *   tool   a turn with one exec_command `echo hi` (login: false: a login shell's profile
  *          costs what this machine's /etc/profile costs, 150 ms here, on both sides), under
  *          danger-full-access and under workspace-write (median over --turns, at most 100)
+ *   profile  the default tool turn (`echo $BT_PROFILE_VAR`, a login shell) with a HOME whose
+ *          ~/.profile takes 150 ms and exports a variable, as nvm or conda profiles do:
+ *          measured once the thread's shell snapshot is in $CODEX_HOME/shell_snapshots
+ *          (both sides take one at thread start), danger-full-access (median over --turns,
+ *          at most 100; 30 for upstream); the output must carry the variable
  *   rss    the daemon's RSS after --rss-turns text turns on one thread (upstream: 40)
  *   relay  the mock stamps each delta with CLOCK_MONOTONIC as it writes it; the time from the
  *          stamp to our read of the notification line (20 deltas a turn, 5 ms apart)
@@ -14,6 +19,7 @@
  * Every turn must end with exactly one turn/completed (completed) and no error: anything else
  * is a failure (exit 1). A missed goal prints MISS.
  */
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +39,13 @@ struct bt_opts {
 	int json;
 	const char *upstream;
 };
+
+/* The default tool turn: a login shell, which must see the profile's variable. */
+static const char bt_profile_resp[] =
+	"{\"events\":[{\"ev\":\"created\"},{\"ev\":\"function_call\",\"call_id\":\"call-%ld\","
+	"\"name\":\"exec_command\",\"arguments\":{\"cmd\":\"echo $BT_PROFILE_VAR\","
+	"\"yield_time_ms\":10000}},"
+	"{\"ev\":\"completed\"}]}";
 
 /* The mock model: its process and port. */
 struct bt_mock {
@@ -324,6 +337,106 @@ out:
 	free(all);
 }
 
+/* A profile's variable seen by a command: the item's output carries it. */
+static void
+bt_profile_line(const char *line, double at, void *arg)
+{
+	(void)at;
+	if (strstr(line, "\"item/completed\"") != NULL &&
+		strstr(line, "\"commandExecution\"") != NULL &&
+		strstr(line, "from-profile") != NULL)
+		(*(int *)arg)++;
+}
+
+/* Wait (10 s at most) for a shell snapshot in CODEX_HOME; 0 when one is there. */
+static int
+bt_snapshot_wait(void)
+{
+	char *dir = xasprintf("%s/shell_snapshots", getenv("CODEX_HOME"));
+	int found = 0;
+
+	for (int i = 0; i < 1000 && !found; i++) {
+		DIR *d = opendir(dir);
+		struct dirent *e;
+
+		while (d != NULL && (e = readdir(d)) != NULL) {
+			size_t l = strlen(e->d_name);
+
+			found |= l > 3 && strcmp(e->d_name + l - 3, ".sh") == 0;
+		}
+		if (d != NULL)
+			closedir(d);
+		if (!found)
+			bench_sleep(0.01);
+	}
+	free(dir);
+	return found ? 0 : -1;
+}
+
+/* profile: the default tool turn with a slow ~/.profile, once the snapshot is there. */
+static double
+bt_profile(const struct bt_opts *o, struct bench_report *rep, const struct bench_target *t,
+	const char *who, int upstream)
+{
+	long n = o->turns > 100 ? 100 : o->turns, seen = 0;
+	struct buf script;
+	double *all, f, med = -1;
+	struct bt_mock m;
+	struct bench_lc c;
+	char tid[64], name[96], home[] = "/tmp/bench_turn_home.XXXXXX", *p, *old = NULL;
+	int vars = 0;
+	FILE *pf;
+
+	if (upstream && n > 30)
+		n = 30;
+	all = xcalloc((size_t)n, sizeof *all);
+	buf_init(&script, 1 << 24);
+	buf_adds(&script, "{\"responses\":[");
+	for (long i = 0; i < n; i++) {
+		buf_printf(&script, i == 0 ? "" : ",");
+		buf_printf(&script, bt_profile_resp, i);
+		buf_printf(&script, ",%s", bt_text_resp);
+	}
+	buf_adds(&script, "]}");
+	if (mkdtemp(home) == NULL || bt_mock_start(&m, o->t.bin, buf_str(&script)) != 0) {
+		bench_fail(rep, "profile", "the mock model did not start", -1);
+		goto out;
+	}
+	p = xasprintf("%s/.profile", home);
+	if ((pf = fopen(p, "w")) != NULL) {
+		fputs("sleep 0.15\nexport BT_PROFILE_VAR=from-profile\n", pf);
+		fclose(pf);
+	}
+	free(p);
+	old = getenv("HOME") != NULL ? xstrdup(getenv("HOME")) : NULL;
+	setenv("HOME", home, 1);
+	bt_home(getenv("CODEX_HOME"), m.port);
+	if (bt_open(&c, t, "danger-full-access", tid) != 0) {
+		bench_fail(rep, "profile", "no thread", -1);
+		bt_mock_stop(&m);
+		goto out;
+	}
+	if (bt_snapshot_wait() != 0)
+		bench_fail(rep, "profile", "no shell snapshot within 10 s", -1);
+	for (long i = 0; i < n; i++, seen++)
+		all[i] = bt_turn(&c, tid, &f, rep, bt_profile_line, &vars) * 1e3;
+	if (vars != seen)
+		bench_fail(rep, "profile", "a command did not see the profile's variable", -1);
+	med = bench_median(all, (size_t)n);
+	snprintf(name, sizeof name, "%s tool turn, 150 ms profile, login, median", who);
+	bench_val(rep, name, med, "ms", 0, 0, NULL);
+	bench_lc_stop(&c);
+	bt_mock_stop(&m);
+out:
+	if (old != NULL)
+		setenv("HOME", old, 1);
+	free(old);
+	bench_rmtree(home);
+	buf_free(&script);
+	free(all);
+	return med;
+}
+
 /* relay: each delta's stamp against the time its line was read. */
 struct bt_relay {
 	double *v;
@@ -392,19 +505,20 @@ out:
 }
 
 static const char bt_usage[] =
-	"usage: bench_turn [--bin PATH] [--turns N] [--rss-turns N] [--only text,tool,relay] "
+	"usage: bench_turn [--bin PATH] [--turns N] [--rss-turns N] "
+	"[--only text,tool,relay,profile] "
 	"[--json]\n"
 	"  BENCH_TURN_UPSTREAM  upstream's codex binary: the same turns against it, side by side\n";
 
 int
 main(int argc, char **argv)
 {
-	enum { P_TEXT = 1, P_TOOL = 2, P_RELAY = 4 };
-	static const struct bench_part parts[] = {
-		{"text", P_TEXT}, {"tool", P_TOOL}, {"relay", P_RELAY}, {NULL, 0}};
+	enum { P_TEXT = 1, P_TOOL = 2, P_RELAY = 4, P_PROFILE = 8 };
+	static const struct bench_part parts[] = {{"text", P_TEXT}, {"tool", P_TOOL},
+		{"relay", P_RELAY}, {"profile", P_PROFILE}, {NULL, 0}};
 	struct bt_opts o = {
 		.turns = 200, .rss_turns = 1000, .upstream = getenv("BENCH_TURN_UPSTREAM")};
-	unsigned only = 7;
+	unsigned only = 15;
 	const struct bench_opt opts[] = {{"--json", .flag = &o.json},
 		{"--turns", .count = &o.turns}, {"--rss-turns", .count = &o.rss_turns},
 		{"--only", .mask = &only, .parts = parts}};
@@ -434,6 +548,13 @@ main(int argc, char **argv)
 			bt_tool(&o, &rep, &up, "upstream", "danger-full-access", 0);
 			bt_tool(&o, &rep, &up, "upstream", "workspace-write", 0);
 		}
+	}
+	if (only & P_PROFILE) {
+		double ours = bt_profile(&o, &rep, &o.t, "ours", 0), theirs;
+
+		if (have_up && (theirs = bt_profile(&o, &rep, &up, "upstream", 1)) > 0 && ours > 0)
+			bench_val(&rep, "upstream / ours, profile tool turn", theirs / ours, "x",
+				'>', 20, NULL);
 	}
 	if (only & P_RELAY) {
 		bt_relay(&o, &rep, &o.t, "ours", 0);

@@ -12,6 +12,8 @@
 
 #include "agent_int.h"
 #include "agent/diff/diff.h"
+#include "agent/shell/shell_snapshot.h"
+#include "config/home.h"
 #include "exec/exec.h"
 #include "model/model.h"
 #include "protocol/xmalloc.h"
@@ -79,6 +81,7 @@ agent_free(struct agent *a)
 	if (a->turn != NULL)
 		agent_end(a->turn);
 	agent_history_clear(a);
+	shell_snapshot_free(a->snap); /* its file goes with the thread, as upstream's */
 	approval_cache_free(a->cache);
 	free(a->rollout_path);
 	free((char *)a->c.thread_id);
@@ -87,6 +90,25 @@ agent_free(struct agent *a)
 	free((char *)a->c.base_instructions);
 	free((char *)a->c.developer_instructions);
 	free(a);
+}
+
+void
+agent_shell_snapshot(struct agent *a, const char *cwd, const json_t *sandbox_policy)
+{
+	struct shell_snapshot_opts o = {0};
+	char *home;
+
+	if (a->snap != NULL && strcmp(shell_snapshot_cwd(a->snap), cwd) == 0)
+		return;
+	home = home_path();
+	o.loop = a->c.loop;
+	o.codex_home = home;
+	o.thread_id = a->c.thread_id;
+	o.cwd = cwd;
+	o.shell = AGENT_SNAPSHOT_SHELL;
+	o.sandbox_policy = sandbox_policy;
+	a->snap = shell_snapshot_start(&o, a->snap); /* the old one serves until this is ready */
+	free(home);
 }
 
 void

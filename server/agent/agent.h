@@ -86,6 +86,11 @@ struct agent_config {
 struct agent *agent_new(const struct agent_config *c);
 /* Free a thread's agent (a running turn is interrupted first, reporting as usual). */
 void agent_free(struct agent *a);
+/*
+ * Take the thread's shell snapshot (agent/shell/shell_snapshot.h) in cwd, under the thread's
+ * sandbox policy: at the thread's start, and again when its cwd changed (else nothing).
+ */
+void agent_shell_snapshot(struct agent *a, const char *cwd, const json_t *sandbox_policy);
 /* Seed the history (Responses items of the thread so far, e.g. from its rollout; stolen). */
 void agent_set_history(struct agent *a, json_t *items);
 /* The running turn, or NULL. */

@@ -29,6 +29,7 @@
 
 struct model_req;
 struct patch;
+struct shell_snapshot;
 struct exec_proc;
 struct worker;
 
@@ -39,6 +40,9 @@ struct worker;
 #define AGENT_DIFF_MAX	    (64u << 20) /* file contents the turn's diff tracker keeps */
 #define AGENT_COMPACT_KEEP                                                                         \
 	(80u << 10) /* user message text kept by a compaction (upstream: 20k tokens) */
+
+/* The shell snapshots are taken with: agent_shell.c's default shell. */
+#define AGENT_SNAPSHOT_SHELL "/bin/bash"
 
 enum agent_phase { PHASE_MODEL, PHASE_TOOLS, PHASE_ENDING };
 
@@ -122,6 +126,7 @@ struct agent {
 	int next_session;
 	struct agent_cmd *sessions[AGENT_SESSIONS]; /* exec_command processes alive */
 	struct token_totals total;		    /* the thread's usage so far */
+	struct shell_snapshot *snap; /* the login shell's set-up, for -lc calls (or NULL) */
 };
 
 struct agent_turn {

@@ -15,6 +15,7 @@
 
 #include "agent_int.h"
 #include "agent/shell/command_actions.h"
+#include "agent/shell/shell_snapshot.h"
 #include "agent/tools/tool_output.h"
 #include "exec/exec.h"
 #include "protocol/utf8.h"
@@ -340,6 +341,30 @@ agent_cmd_spawn_failed(struct agent_cmd *c, const char *cause)
 	agent_cmd_free(c);
 }
 
+/*
+ * A -lc call through the thread's shell snapshot, when one serves c's cwd: out gets the argv
+ * to spawn (0), else -1. What extra and the sandbox set keep their values over the file's.
+ */
+static int
+agent_cmd_snapshot(
+	struct agent_cmd *c, const char *const *extra, const char *var, struct shell_words *out)
+{
+	const char *keep[16];
+	size_t n = 0, kl;
+	int r;
+
+	for (size_t i = 0; extra != NULL && extra[i] != NULL && n < nitems(keep) - 2; i++)
+		keep[n++] = xstrndup(extra[i], strcspn(extra[i], "="));
+	if (var != NULL)
+		keep[n++] = xstrndup(var, strcspn(var, "="));
+	keep[n] = NULL;
+	r = shell_snapshot_wrap(
+		c->a->snap, c->cwd, shell_words_argv(&c->argv), c->argv.n, keep, out);
+	for (kl = 0; kl < n; kl++)
+		free((char *)keep[kl]);
+	return r;
+}
+
 /* Spawn the command (in the sandbox unless approved to run without). */
 void
 agent_cmd_start(struct agent_cmd *c)
@@ -351,9 +376,11 @@ agent_cmd_start(struct agent_cmd *c)
 	static size_t budget;
 	json_t *open = json_pack("{s:s}", "type", "dangerFullAccess");
 	const json_t *policy = c->sandboxed ? t->o.sandbox_policy : open;
-	const char *var = NULL;
+	const char *var = NULL, *const *extra = c->tool == AGENT_TOOL_EXEC ? agent_exec_env : NULL;
 	char *cause = NULL, **envp;
+	struct shell_words snap;
 
+	shell_words_init(&snap);
 	c->call_ms = agent_now_ms();
 	c->answered = 0;
 	c->done = 0;
@@ -363,8 +390,10 @@ agent_cmd_start(struct agent_cmd *c)
 		json_decref(open);
 		return;
 	}
-	envp = agent_cmd_env(c->tool == AGENT_TOOL_EXEC ? agent_exec_env : NULL, var);
-	so.argv = (char **)shell_words_argv(&c->argv);
+	envp = agent_cmd_env(extra, var);
+	so.argv = agent_cmd_snapshot(c, extra, var, &snap) == 0
+		? (char **)shell_words_argv(&snap)
+		: (char **)shell_words_argv(&c->argv);
 	so.envp = envp;
 	so.cwd = c->cwd;
 	so.policy_cwd = t->o.cwd;
@@ -373,6 +402,7 @@ agent_cmd_start(struct agent_cmd *c)
 	if (sandbox_spawn_prepare(policy, &so, &cause) != 0 || spawn_start(&so, &sp, &cause) != 0) {
 		sandbox_spawn_done(&so, NULL);
 		free(envp);
+		shell_words_free(&snap);
 		json_decref(open);
 		agent_cmd_spawn_failed(c, cause);
 		free(cause);
@@ -380,6 +410,7 @@ agent_cmd_start(struct agent_cmd *c)
 	}
 	sandbox_spawn_done(&so, &sp);
 	free(envp);
+	shell_words_free(&snap);
 	json_decref(open);
 	eo.loop = t->a->c.loop;
 	eo.q = t->a->c.q;

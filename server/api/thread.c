@@ -408,6 +408,7 @@ thread_start(struct session *s, struct rpc_req *req, json_t *params)
 	thread_api_subscribe(s, store_thread_id(t), 1);
 	rpc_reply(req, thread_result(t, json_incref(thread)));
 	rpc_notify(s->rpc, "thread/started", json_pack("{s:o}", "thread", thread));
+	turn_api_thread_opened(s, store_thread_id(t));
 }
 
 static int
@@ -529,6 +530,7 @@ thread_resume(struct session *s, struct rpc_req *req, json_t *params)
 	rpc_notify(s->rpc, "thread/status/changed",
 		json_pack("{s:s, s:o}", "threadId", store_thread_id(t), "status",
 			store_thread_status(t)));
+	turn_api_thread_opened(s, store_thread_id(t));
 	x = xcalloc(1, sizeof *x);
 	x->s = s;
 	x->req = req;
@@ -574,6 +576,7 @@ thread_fork(struct session *s, struct rpc_req *req, json_t *params)
 	rpc_reply(req, thread_result(t, json_incref(thread)));
 	json_object_set_new(thread, "turns", json_array());
 	rpc_notify(s->rpc, "thread/started", json_pack("{s:o}", "thread", thread));
+	turn_api_thread_opened(s, store_thread_id(t));
 }
 
 const struct rpc_method api_thread_methods[] = {

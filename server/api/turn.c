@@ -137,6 +137,27 @@ turn_thread_get(struct session *s, const char *id)
 	return tt;
 }
 
+/*
+ * The thread's shell snapshot for its cwd now (taken once, again when the cwd changed),
+ * unless config.toml says `[features] shell_snapshot = false` (upstream's switch).
+ */
+static void
+turn_snapshot(struct turn_thread *tt)
+{
+	if (json_is_false(config_get(config_cache_get(), "features.shell_snapshot")))
+		return;
+	agent_shell_snapshot(tt->agent, tt->cwd, tt->sandbox_policy);
+}
+
+void
+turn_api_thread_opened(struct session *s, const char *thread_id)
+{
+	struct turn_thread *tt = turn_thread_get(s, thread_id);
+
+	if (tt != NULL)
+		turn_snapshot(tt);
+}
+
 /* Replace a string setting when the request gives one. */
 static void
 turn_set_str(char **slot, const json_t *v)
@@ -247,6 +268,7 @@ turn_start(struct session *s, struct rpc_req *req, json_t *params)
 		free(cause);
 		return;
 	}
+	turn_snapshot(tt); /* a cwd changed by the overrides: taken again, as upstream does */
 	turn_sink_begin(tt, agent_turn_id(agent_running(tt->agent)));
 	rpc_reply(req, json_pack("{s:o}", "turn", turn_json_started(tt->turn_id)));
 	turn_sink_started(tt);

@@ -50,6 +50,8 @@ void turn_sink_started(struct turn_thread *tt);
 /* Forget what the sink holds for the thread (it is freed). */
 void turn_sink_clear(struct turn_thread *tt);
 
+/* A thread was started, resumed or forked: its shell snapshot is taken now (upstream's). */
+void turn_api_thread_opened(struct session *s, const char *thread_id);
 /* Whether a turn of this thread is running. */
 int turn_api_running(struct session *s, const char *thread_id);
 /* The output queue drained: every thread's commands read on. */

@@ -127,21 +127,29 @@ asc_env_match(const char *e, const char *name)
 	return strncmp(e, name, n) == 0 && e[n] == '=';
 }
 
-/* The daemon's environment: ours, with the overrides applied. */
+/*
+ * The daemon's environment: ours, with the overrides applied. HOME is the client's private
+ * folder unless the test gives one: a thread takes a shell snapshot at its start (a login
+ * shell), and the machine's own ~/.profile must neither slow a test down nor be cut in the
+ * middle by the daemon's exit (a profile's lock files, pyenv's, would stay behind).
+ */
 static char **
-asc_envp(const struct asc_opts *o, const char *home)
+asc_envp(const struct asc_opts *o, const char *home, const char *dir)
 {
 	size_t n = 0, k = 0, i, j;
 	char **envp;
-	int drop;
+	int drop, own_home = 0;
 
 	for (i = 0; environ[i] != NULL; i++)
 		n++;
 	for (i = 0; o->env != NULL && o->env[i] != NULL; i++)
 		n++;
-	envp = xcalloc(n + 2, sizeof *envp);
+	envp = xcalloc(n + 3, sizeof *envp);
+	for (j = 0; o->env != NULL && o->env[j] != NULL; j++)
+		own_home |= asc_env_match(o->env[j], "HOME");
 	for (i = 0; environ[i] != NULL; i++) {
-		drop = home != NULL && asc_env_match(environ[i], "CODEX_HOME");
+		drop = (home != NULL && asc_env_match(environ[i], "CODEX_HOME")) ||
+			(!own_home && asc_env_match(environ[i], "HOME"));
 		for (j = 0; o->env != NULL && o->env[j] != NULL && !drop; j++)
 			drop = asc_env_match(environ[i], o->env[j]);
 		if (!drop)
@@ -149,6 +157,8 @@ asc_envp(const struct asc_opts *o, const char *home)
 	}
 	if (home != NULL)
 		envp[k++] = xasprintf("CODEX_HOME=%s", home);
+	if (!own_home)
+		envp[k++] = xasprintf("HOME=%s", dir);
 	for (j = 0; o->env != NULL && o->env[j] != NULL; j++)
 		if (strchr(o->env[j], '=') != NULL)
 			envp[k++] = xstrdup(o->env[j]);
@@ -210,7 +220,7 @@ asc_spawn(const struct asc_opts *opts)
 	argv[0] = xstrdup(bin);
 	for (i = 0; i < n; i++)
 		argv[i + 1] = xstrdup(o->args[i]);
-	envp = asc_envp(o, o->inherit_codex_home ? NULL : c->home);
+	envp = asc_envp(o, o->inherit_codex_home ? NULL : c->home, c->dir);
 	if ((c->pid = fork()) < 0)
 		fail_msg("fork: %s", strerror(errno));
 	if (c->pid == 0) {

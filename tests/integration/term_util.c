@@ -79,6 +79,8 @@ term_start_in(const char *server, const char *home, const char *const *args)
 		dup2(t->slave, 0), dup2(t->slave, 1), dup2(t->slave, 2);
 		close(t->master);
 		setenv("CODEX_HOME", t->home, 1);
+		/* not the machine's profile in the threads' shell snapshots (harness.c says why) */
+		setenv("HOME", t->home, 1);
 		if (server != NULL)
 			setenv("APP_SERVER_BIN", server, 1);
 		execv(bin, argv);
