@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,6 +310,50 @@ test_snapshot_hanging_profile(void **state)
 	fx_stop(&x);
 }
 
+/*
+ * Files a dead daemon left (a kill -9: no exit to remove them) are swept by the next daemon's
+ * first snapshot once they are days old and their thread was not written since; a recent
+ * one, maybe a live thread's of another daemon, stays.
+ */
+static void
+test_snapshot_stale_swept(void **state)
+{
+	struct fx x;
+	struct timespec old[2];
+	char *stale, *fresh, *sh;
+	json_t *r;
+	long long id;
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	fx_start(&x, "[]", NULL, NULL);
+	sh = snap_wait(&x, NULL);
+	free(sh);
+	asc_free(x.f.c); /* this daemon's files go with it */
+	stale = xasprintf("%s/019a0000-0000-7000-8000-00000000dead.111.sh", x.dir);
+	fresh = xasprintf("%s/019a0000-0000-7000-8000-00000000beef.222.sh", x.dir);
+	assert_non_null(f = fopen(stale, "w"));
+	fclose(f);
+	assert_non_null(f = fopen(fresh, "w"));
+	fclose(f);
+	old[0].tv_sec = old[1].tv_sec = time(NULL) - 4 * 24 * 3600;
+	old[0].tv_nsec = old[1].tv_nsec = 0;
+	assert_int_equal(utimensat(AT_FDCWD, stale, old, 0), 0);
+	tt_respawn(&x.f);
+	id = asc_request(x.f.c, "thread/start", json_pack("{s:s}", "cwd", x.f.workspace));
+	r = asc_wait_response(x.f.c, id, asc_timeout(5000));
+	asc_assert_result(r);
+	json_decref(r);
+	for (int i = 0; i < 500 && stat(stale, &st) == 0; i++)
+		usleep(10000);
+	assert_int_not_equal(stat(stale, &st), 0);
+	assert_int_equal(stat(fresh, &st), 0);
+	free(stale);
+	free(fresh);
+	fx_stop(&x);
+}
+
 int
 main(void)
 {
@@ -317,6 +362,7 @@ main(void)
 		cmocka_unit_test(test_snapshot_cwd_change_and_unload),
 		cmocka_unit_test(test_snapshot_feature_off),
 		cmocka_unit_test(test_snapshot_hanging_profile),
+		cmocka_unit_test(test_snapshot_stale_swept),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -223,7 +223,12 @@ shell_snapshot_start(const struct shell_snapshot_opts *o, struct shell_snapshot 
 	char *dir = xasprintf("%s/" SHELL_SNAPSHOT_DIR, o->codex_home);
 	struct timespec ts;
 	unsigned long long nanos;
+	static int swept;
 
+	if (!swept) { /* once per daemon, off the loop: what dead daemons left */
+		swept = 1;
+		shell_snapshot_sweep_start(o->codex_home);
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	nanos = (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 	s->loop = o->loop;

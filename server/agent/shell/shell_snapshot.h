@@ -9,7 +9,8 @@
  * blocking the loop); a call that comes before it is ready runs `bash -lc` as before; written
  * as <id>.tmp-<nanos>, checked by sourcing it with `set -e` in a fresh shell, then renamed;
  * refreshed when the thread's cwd changes (the old file stays in use until the new one is
- * ready or failed); removed when the thread is unloaded and when the daemon exits.
+ * ready or failed); removed when the thread is unloaded and when the daemon exits; files a
+ * dead daemon left are swept days later (shell_snapshot_sweep.c).
  *
  * The text (shell_snapshot_text.c): "# Snapshot file", `unalias -a`, shopt, functions,
  * "# setopts N" and `set -o` lines, "# aliases N" and aliases, "# exports (native
@@ -20,6 +21,7 @@
 #define SHELL_SNAPSHOT_H
 
 #include <stddef.h>
+#include <time.h>
 
 #include <ev.h>
 #include <jansson.h>
@@ -29,10 +31,11 @@
 struct shell_words;
 struct shell_snapshot;
 
-#define SHELL_SNAPSHOT_DIR     "shell_snapshots"
-#define SHELL_SNAPSHOT_TIMEOUT 10.0	  /* seconds for the login shell, and for the check */
-#define SHELL_SNAPSHOT_MAX     (1u << 20) /* bytes of capture output kept, at most */
-#define SHELL_SNAPSHOT_RUNNING 2	  /* captures at once in the daemon; others wait */
+#define SHELL_SNAPSHOT_DIR	 "shell_snapshots"
+#define SHELL_SNAPSHOT_TIMEOUT	 10.0	    /* seconds for the login shell, and for the check */
+#define SHELL_SNAPSHOT_MAX	 (1u << 20) /* bytes of capture output kept, at most */
+#define SHELL_SNAPSHOT_RUNNING	 2	    /* captures at once in the daemon; others wait */
+#define SHELL_SNAPSHOT_STALE_AGE (3 * 24 * 3600) /* seconds: upstream's retention */
 
 /* What a snapshot is taken with (everything copied). */
 struct shell_snapshot_opts {
@@ -66,6 +69,14 @@ const char *shell_snapshot_path(const struct shell_snapshot *s, const char *cwd)
  */
 int shell_snapshot_wrap(const struct shell_snapshot *s, const char *cwd, const char *const *argv,
 	size_t argc, const char *const *keep, struct shell_words *out);
+
+/*
+ * shell_snapshot_sweep.c: remove the stale files of <codex_home>/shell_snapshots (files
+ * SHELL_SNAPSHOT_STALE_AGE old whose thread has no rollout written since then); the number
+ * removed. _start runs it on a detached thread (the first snapshot of a daemon does).
+ */
+int shell_snapshot_sweep(const char *codex_home, time_t now);
+void shell_snapshot_sweep_start(const char *codex_home);
 
 /* shell_snapshot_text.c: the script the login shell runs (bash). */
 extern const char shell_snapshot_capture_script[];
