@@ -27,8 +27,6 @@
 #define FS_WRITE_MAX (32u * 1024 * 1024)
 /* fs/readDirectory answers at most this many entries (an error past it). */
 #define FS_READDIR_MAX 100000
-/* fs/copy and fs/remove descend at most this deep. */
-#define FS_TREE_DEPTH_MAX 256
 
 struct fs_err {
 	int code;      /* FS_ERR_REQUEST or FS_ERR_INTERNAL */
@@ -72,8 +70,11 @@ int fs_path_normalize(const char *in, char **out, struct fs_err *err);
 int fs_param_path(const json_t *params, const char *key, char **out, struct fs_err *err);
 /* A boolean param with a default (absent or null gives dflt). */
 int fs_param_bool(const json_t *params, const char *key, int dflt);
-/* mkdir -p (Rust's create_dir_all): 0, or a negative errno (-EEXIST: the path is a file). */
-int fs_mkdir_all(const char *path);
+/*
+ * mkdir -p (Rust's create_dir_all): 0, or a negative errno (-EEXIST: the path is a file).
+ * *made (may be NULL) is the shallowest folder it created (heap), NULL when none.
+ */
+int fs_mkdir_all(const char *path, char **made);
 /* Rust's io error text of an errno, "No such file or directory (os error 2)" (heap). */
 char *fs_io_text(int errnum);
 /* Fill err with FS_ERR_INTERNAL and the io text of errnum; returns -errnum. */

@@ -287,17 +287,22 @@ out:
 
 /* mkdir -p: every missing component is made; an existing non-directory is EEXIST/ENOTDIR. */
 int
-fs_mkdir_all(const char *path)
+fs_mkdir_all(const char *path, char **made)
 {
 	char *p = xstrdup(path);
 	int r = 0;
 
+	if (made != NULL)
+		*made = NULL;
 	for (char *s = p + 1;; s++) {
 		if (*s != '/' && *s != '\0')
 			continue;
 		char c = *s;
 		*s = '\0';
-		if (mkdir(p, 0777) < 0) {
+		if (mkdir(p, 0777) == 0) {
+			if (made != NULL && *made == NULL)
+				*made = xstrdup(p);
+		} else {
 			struct stat st;
 			if (errno != EEXIST) {
 				r = -errno;
@@ -328,7 +333,7 @@ fs_create_directory(const json_t *params, json_t **result, struct fs_err *err)
 	if ((r = fs_param_path(params, "path", &path, err)) < 0)
 		goto out;
 	if (fs_param_bool(params, "recursive", 1))
-		r = fs_mkdir_all(path);
+		r = fs_mkdir_all(path, NULL);
 	else
 		r = mkdir(path, 0777) < 0 ? -errno : 0;
 	if (r < 0) {

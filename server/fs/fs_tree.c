@@ -5,69 +5,101 @@
  *   - a walk never follows a symlink: entries are looked at with AT_SYMLINK_NOFOLLOW and
  *     directories are opened with O_NOFOLLOW relative to their parent's fd, so a link inside
  *     the tree (or one swapped in during the walk) can never lead the walk out of it;
+ *   - any depth: the walk (fs_tree_walk.h) keeps one folder open and no path string;
  *   - symlinks are copied as links (their text, unresolved); files keep their mode, folders
  *     get the default mode (as upstream);
- *   - a file copied onto itself is left alone (upstream empties it: a bug we do not copy);
- *   - depth is bounded by FS_TREE_DEPTH_MAX (one fd per level).
+ *   - a failed copy leaves nothing behind: what it made is removed (the top folder it
+ *     created, or each entry it made inside folders that were already there);
+ *   - a file copied onto itself is left alone (upstream empties it: a bug we do not copy).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "fs.h"
+#include "fs_tree_walk.h"
+#include "io/log.h"
+#include "protocol/buf.h"
 #include "protocol/xmalloc.h"
 
-/* Remove everything inside the directory open as dfd, then nothing else. */
-static int
-fs_rm_contents(int dfd, int depth)
-{
-	DIR *d = NULL;
-	int r = 0;
+#define FS_UNDO_MAX (64u * 1024 * 1024) /* bytes of paths a copy remembers to undo */
 
-	if (depth > FS_TREE_DEPTH_MAX) {
-		close(dfd);
-		return -ELOOP;
-	}
-	if ((d = fdopendir(dfd)) == NULL) {
-		r = -errno;
-		close(dfd);
+/* Remove everything inside the directory open as fd (taken over), then nothing else. */
+static int
+fs_rm_contents(int fd)
+{
+	struct fs_tree t;
+	const char *name, *child;
+	unsigned char type;
+	int r;
+
+	if ((r = fs_tree_open(&t, fd, -1, 1)) < 0) {
+		fs_tree_close(&t);
 		return r;
 	}
-	struct dirent *de;
-	while ((errno = 0, de = readdir(d)) != NULL) {
-		struct stat st;
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			if (errno == ENOENT)
-				continue;
-			r = -errno;
+	for (;;) {
+		if ((r = fs_tree_next(&t, &name, &type)) < 0)
 			break;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			int sub = openat(dirfd(d), de->d_name,
-				O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub < 0 || (r = fs_rm_contents(sub, depth + 1)) < 0) {
-				r = r < 0 ? r : -errno;
+		if (r == 0) {
+			if (t.depth == 1)
 				break;
-			}
-			if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT) {
+			if ((r = fs_tree_up(&t, &child)) < 0)
+				break;
+			if (unlinkat(t.fd, child, AT_REMOVEDIR) < 0 && errno != ENOENT) {
 				r = -errno;
 				break;
 			}
-		} else if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT) {
+			continue;
+		}
+		if (type == DT_UNKNOWN) {
+			struct stat st;
+			if (fstatat(t.fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+				if (errno == ENOENT)
+					continue;
+				r = -errno;
+				break;
+			}
+			type = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+		}
+		if (type == DT_DIR) {
+			int sub =
+				openat(t.fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0 && errno == ENOENT)
+				continue;
+			if (sub < 0 || (r = fs_tree_down(&t, sub, -1, 0)) < 0) {
+				r = sub < 0 ? -errno : r;
+				break;
+			}
+		} else if (unlinkat(t.fd, name, 0) < 0 && errno != ENOENT) {
 			r = -errno;
 			break;
 		}
 	}
-	if (r == 0 && errno != 0 && de == NULL)
-		r = -errno;
-	closedir(d);
+	fs_tree_close(&t);
 	return r;
+}
+
+/* Remove name inside the folder dirfd, a whole tree when it is a folder; 0 or -errno. */
+static int
+fs_rm_at(int dirfd, const char *name)
+{
+	struct stat st;
+	int fd, r;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(dirfd, name, 0) < 0 ? -errno : 0;
+	if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -errno;
+	if ((r = fs_rm_contents(fd)) < 0)
+		return r;
+	return unlinkat(dirfd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
 }
 
 /* fs/remove: recursive and force by default; force only forgives a missing path. */
@@ -90,7 +122,7 @@ fs_remove(const json_t *params, json_t **result, struct fs_err *err)
 		r = rmdir(path) < 0 ? -errno : 0;
 	} else {
 		int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		r = fd < 0 ? -errno : fs_rm_contents(fd, 0);
+		r = fd < 0 ? -errno : fs_rm_contents(fd);
 		if (r == 0 && rmdir(path) < 0)
 			r = -errno;
 	}
@@ -106,9 +138,12 @@ out:
 	return r;
 }
 
-/* Copy the bytes of file sfd into a new file name in ddir (O_EXCL unless replace). */
+/*
+ * Copy the bytes of file sfd into a new file name in ddir (O_EXCL unless replace); *made
+ * (may be NULL) says the file was created, also when the copy then failed.
+ */
 static int
-fs_copy_bytes(int sfd, const struct stat *st, int ddir, const char *name, int replace)
+fs_copy_bytes(int sfd, const struct stat *st, int ddir, const char *name, int replace, int *made)
 {
 	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (replace ? O_TRUNC : O_EXCL);
 	int dfd = openat(ddir, name, flags, 0600);
@@ -116,6 +151,8 @@ fs_copy_bytes(int sfd, const struct stat *st, int ddir, const char *name, int re
 
 	if (dfd < 0)
 		return -errno;
+	if (made != NULL)
+		*made = 1;
 	for (;;) {
 		ssize_t n = copy_file_range(sfd, NULL, dfd, NULL, 1 << 20, 0);
 		if (n == 0)
@@ -172,75 +209,154 @@ fs_copy_link(int sdir, const char *sname, int ddir, const char *dname)
 	return symlinkat(target, ddir, dname) < 0 ? -errno : 0;
 }
 
-/* Copy the directory open as sfd into the (existing) directory open as dfd. */
-static int
-fs_copy_dir(int sfd, int dfd, int depth, struct fs_err *err)
+/* Remember that the copy made name in the deepest folder's copy (when that folder was there). */
+static void
+fs_copy_note(const struct fs_tree *t, const char *name, struct buf *undo)
 {
-	DIR *d = NULL;
-	int r = 0;
+	char *dir;
 
-	if (depth > FS_TREE_DEPTH_MAX) {
-		close(sfd);
-		return fs_err_set(err, FS_ERR_REQUEST, "fs/copy: tree deeper than %d levels",
-			FS_TREE_DEPTH_MAX);
-	}
-	if ((d = fdopendir(sfd)) == NULL) {
-		r = fs_err_io(err, errno);
-		close(sfd);
-		return r;
-	}
-	struct dirent *de;
-	while ((errno = 0, de = readdir(d)) != NULL) {
-		struct stat st;
-		const char *n = de->d_name;
-		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
-			continue;
-		if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (fs_tree_made(t))
+		return; /* removing the folder it made takes this too */
+	dir = fs_tree_path(t);
+	if (buf_printf(undo, "%s%s%s", dir, dir[0] ? "/" : "", name) < 0 ||
+		buf_addc(undo, '\0') < 0)
+		log_warn("fs/copy: more than %u bytes of paths to undo; a failure may leave some",
+			FS_UNDO_MAX);
+	free(dir);
+}
+
+/* Copy a folder entry of the deepest source folder into its copy; a folder is gone down into. */
+static int
+fs_copy_entry(struct fs_tree *t, const char *n, struct buf *undo, struct fs_err *err)
+{
+	struct stat st;
+	int r = 0, made = 0;
+
+	if (fstatat(t->fd, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return fs_err_io(err, errno);
+	if (S_ISLNK(st.st_mode)) {
+		r = fs_copy_link(t->fd, n, t->dfd, n);
+		made = r == 0;
+	} else if (S_ISREG(st.st_mode)) {
+		int f = openat(t->fd, n, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		r = f < 0 ? -errno : fs_copy_bytes(f, &st, t->dfd, n, 0, &made);
+		if (f >= 0)
+			close(f);
+	} else if (S_ISDIR(st.st_mode)) {
+		if (mkdirat(t->dfd, n, 0777) == 0)
+			made = 1;
+		else if (errno != EEXIST)
+			return fs_err_io(err, errno);
+		if (made)
+			fs_copy_note(t, n, undo);
+		int s2 = openat(t->fd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int d2 = openat(t->dfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (s2 < 0 || d2 < 0) {
 			r = fs_err_io(err, errno);
-			break;
+			if (s2 >= 0)
+				close(s2);
+			if (d2 >= 0)
+				close(d2);
+			return r;
 		}
-		if (S_ISLNK(st.st_mode)) {
-			r = fs_copy_link(dirfd(d), n, dfd, n);
-		} else if (S_ISREG(st.st_mode)) {
-			int f = openat(dirfd(d), n, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-			r = f < 0 ? -errno : fs_copy_bytes(f, &st, dfd, n, 0);
-			if (f >= 0)
-				close(f);
-		} else if (S_ISDIR(st.st_mode)) {
-			if (mkdirat(dfd, n, 0777) < 0 && errno != EEXIST) {
-				r = fs_err_io(err, errno);
-				break;
-			}
-			int s2 = openat(
-				dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			int d2 = openat(dfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (s2 < 0 || d2 < 0) {
-				r = fs_err_io(err, errno);
-				if (s2 >= 0)
-					close(s2);
-				if (d2 >= 0)
-					close(d2);
-				break;
-			}
-			r = fs_copy_dir(s2, d2, depth + 1, err);
-			close(d2);
-			if (r < 0)
-				break;
-			continue;
-		} else {
-			r = fs_err_set(err, FS_ERR_REQUEST,
-				"fs/copy only supports regular files, directories, and symlinks");
-			break;
-		}
-		if (r < 0) {
+		if ((r = fs_tree_down(t, s2, d2, made)) < 0)
+			return fs_err_io(err, -r);
+		return 0;
+	} else {
+		return fs_err_set(err, FS_ERR_REQUEST,
+			"fs/copy only supports regular files, directories, and symlinks");
+	}
+	if (made)
+		fs_copy_note(t, n, undo);
+	return r < 0 ? fs_err_io(err, -r) : 0;
+}
+
+/* Copy the directory open as sfd into the (existing) directory open as dfd (both taken). */
+static int
+fs_copy_dir(int sfd, int dfd, struct buf *undo, struct fs_err *err)
+{
+	struct fs_tree t;
+	const char *name;
+	unsigned char type;
+	int r;
+
+	if ((r = fs_tree_open(&t, sfd, dfd, 0)) < 0) {
+		fs_tree_close(&t);
+		return fs_err_io(err, -r);
+	}
+	for (;;) {
+		if ((r = fs_tree_next(&t, &name, &type)) < 0) {
 			r = fs_err_io(err, -r);
 			break;
 		}
+		if (r == 0) {
+			if (t.depth == 1)
+				break;
+			if ((r = fs_tree_up(&t, NULL)) < 0) {
+				r = fs_err_io(err, -r);
+				break;
+			}
+			continue;
+		}
+		if ((r = fs_copy_entry(&t, name, undo, err)) < 0)
+			break;
 	}
-	if (r == 0 && de == NULL && errno != 0)
-		r = fs_err_io(err, errno);
-	closedir(d);
+	fs_tree_close(&t);
 	return r;
+}
+
+/* Remove the path rel (names from the folder dirfd, never through a symlink); 0 or -errno. */
+static int
+fs_rm_rel(int dirfd, const char *rel)
+{
+	const char *slash = strrchr(rel, '/');
+	int fd = dirfd, r;
+
+	if (slash == NULL)
+		return fs_rm_at(dirfd, rel);
+	for (const char *p = rel; p < slash;) {
+		const char *e = memchr(p, '/', (size_t)(slash - p) + 1);
+		char *part = xstrndup(p, (size_t)(e - p));
+		int sub = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		free(part);
+		if (fd != dirfd)
+			close(fd);
+		if (sub < 0)
+			return -errno;
+		fd = sub;
+		p = e + 1;
+	}
+	r = fs_rm_at(fd, slash + 1);
+	close(fd);
+	return r;
+}
+
+/* A failed copy: remove the top folder it made, else what it made inside dst. */
+static void
+fs_copy_undo(const char *dst, const char *top, const struct buf *undo)
+{
+	int fd, r = 0;
+
+	if (top == NULL && undo->len == 0)
+		return;
+	if (top != NULL) {
+		const char *slash = strrchr(top, '/');
+		char *parent = slash == top ? xstrdup("/") : xstrndup(top, (size_t)(slash - top));
+		if ((fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+			r = fs_rm_at(fd, slash + 1);
+			close(fd);
+		}
+		free(parent);
+	} else if ((fd = open(dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		for (size_t p = 0; p < undo->len; p += strlen(undo->ptr + p) + 1) {
+			int e = fs_rm_rel(fd, undo->ptr + p);
+			r = r < 0 ? r : e;
+		}
+		close(fd);
+	}
+	if (fd < 0 || (r < 0 && r != -ENOENT))
+		log_warn("fs/copy: could not remove the partial copy at %s: %s", dst,
+			strerror(fd < 0 ? errno : -r));
 }
 
 /* Split path into a heap parent and a pointer to its last component (inside path). */
@@ -257,9 +373,11 @@ static int
 fs_copy_tree(const char *src, const char *dst, struct fs_err *err)
 {
 	size_t sl = strlen(src);
-	char *rs = NULL, *rd = NULL;
+	char *rs = NULL, *rd = NULL, *top = NULL;
+	struct buf undo;
 	int sfd = -1, dfd = -1, r;
 
+	buf_init(&undo, FS_UNDO_MAX);
 	rs = realpath(src, NULL);
 	rd = realpath(dst, NULL);
 	if ((strncmp(dst, src, sl) == 0 && (dst[sl] == '/' || dst[sl] == '\0')) ||
@@ -270,23 +388,29 @@ fs_copy_tree(const char *src, const char *dst, struct fs_err *err)
 			"fs/copy cannot copy a directory to itself or one of its descendants");
 		goto out;
 	}
-	if ((r = fs_mkdir_all(dst)) < 0) {
+	if ((r = fs_mkdir_all(dst, &top)) < 0) {
 		r = fs_err_io(err, -r);
+		fs_copy_undo(dst, top, &undo);
 		goto out;
 	}
 	sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	dfd = open(dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sfd < 0 || dfd < 0) {
 		r = fs_err_io(err, errno);
+		fs_copy_undo(dst, top, &undo);
 		goto out;
 	}
-	r = fs_copy_dir(sfd, dfd, 0, err);
-	sfd = -1; /* consumed */
+	r = fs_copy_dir(sfd, dfd, &undo, err);
+	sfd = dfd = -1; /* taken */
+	if (r < 0)
+		fs_copy_undo(dst, top, &undo);
 out:
 	if (sfd >= 0)
 		close(sfd);
 	if (dfd >= 0)
 		close(dfd);
+	buf_free(&undo);
+	free(top);
 	free(rs);
 	free(rd);
 	return r;
@@ -324,7 +448,7 @@ fs_copy_one(const char *src, const struct stat *st, const char *dst, struct fs_e
 		}
 	}
 	f = openat(sdir, sname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	r = f < 0 ? -errno : fs_copy_bytes(f, st, ddir, dname, 1);
+	r = f < 0 ? -errno : fs_copy_bytes(f, st, ddir, dname, 1, NULL);
 	if (r < 0)
 		r = fs_err_io(err, -r);
 out:

@@ -186,6 +186,83 @@ test_fs_errors(void **state)
 	asc_free(c);
 }
 
+/* A chain of n folders "d" under path, a file "f" (and with fifo, a fifo "p") at the bottom. */
+static void
+make_deep(const char *path, int n, int fifo)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(mkdirat(fd, "d", 0755), 0);
+		int sub = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		assert_true(sub >= 0);
+		close(fd);
+		fd = sub;
+	}
+	int f = openat(fd, "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(f >= 0);
+	close(f);
+	if (fifo)
+		assert_int_equal(mkfifoat(fd, "p", 0644), 0);
+	close(fd);
+}
+
+/* How many "d" folders deep a chain under path goes, and whether "f" is at its bottom. */
+static int
+deep_depth(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), n = 0, sub;
+
+	assert_true(fd >= 0);
+	while ((sub = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+		close(fd);
+		fd = sub;
+		n++;
+	}
+	assert_int_equal(faccessat(fd, "f", F_OK, AT_SYMLINK_NOFOLLOW), 0);
+	close(fd);
+	return n;
+}
+
+/* Trees past 256 levels are copied and removed whole; a failed copy leaves nothing. */
+static void
+test_fs_deep_tree(void **state)
+{
+	struct asc *c = sbt_daemon(0, NULL);
+	char *d = sbt_mkdir_in(c, "deep"), *src = xasprintf("%s/src", d);
+	char *dst = xasprintf("%s/dst", d), *bad = xasprintf("%s/bad", d);
+	char *out = xasprintf("%s/out/copy", d), *top = xasprintf("%s/out", d);
+
+	assert_int_equal(mkdir(src, 0755), 0);
+	make_deep(src, 600, 0);
+	json_decref(call_ok(c, "fs/copy",
+		json_pack("{s:s, s:s, s:b}", "sourcePath", src, "destinationPath", dst, "recursive",
+			1)));
+	assert_int_equal(deep_depth(dst), 600);
+	json_decref(call_ok(c, "fs/remove", path_params(dst)));
+	assert_int_equal(access(dst, F_OK), -1);
+	/* a fifo 600 levels down: refused, and the copy (and the parent it made) are gone */
+	assert_int_equal(mkdir(bad, 0755), 0);
+	make_deep(bad, 600, 1);
+	call_err(c, "fs/copy",
+		json_pack("{s:s, s:s, s:b}", "sourcePath", bad, "destinationPath", out, "recursive",
+			1),
+		-32600, "fs/copy only supports regular files, directories, and symlinks");
+	assert_int_equal(access(top, F_OK), -1);
+	json_decref(call_ok(c, "fs/remove", path_params(bad)));
+	json_decref(call_ok(c, "fs/remove", path_params(src)));
+	assert_int_equal(access(src, F_OK), -1);
+	assert_int_equal(access(bad, F_OK), -1);
+	free(d);
+	free(src);
+	free(dst);
+	free(bad);
+	free(out);
+	free(top);
+	asc_free(c);
+}
+
 struct reader {
 	const char *path;
 	size_t size;
@@ -263,6 +340,7 @@ main(void)
 		cmocka_unit_test(test_fs_methods),
 		cmocka_unit_test(test_fs_errors),
 		cmocka_unit_test(test_fs_atomic_write),
+		cmocka_unit_test(test_fs_deep_tree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -54,6 +54,12 @@ void search_index_free(struct search_index *ix);
 size_t search_index_count(const struct search_index *ix);
 /* Some entries were left out (a ceiling was reached). */
 int search_index_truncated(const struct search_index *ix);
+/* Bytes it holds: paths, entry records, the hash. */
+size_t search_index_bytes(const struct search_index *ix);
+/* Hold at most limit bytes from now on (0: the fixed ceilings only); adds past it fail. */
+void search_index_set_limit(struct search_index *ix, size_t limit);
+/* An add failed at the limit of search_index_set_limit. */
+int search_index_squeezed(const struct search_index *ix);
 /* Add one entry: 0 added, 1 already there (its kind updated), -E2BIG when full. */
 int search_index_add(struct search_index *ix, size_t root, const char *rel, size_t len, int is_dir);
 /* Remove an entry and, when it is a folder, every entry under it; returns how many went. */
@@ -79,6 +85,16 @@ struct search_session_cbs {
 };
 
 struct search_runner *search_runner_new(struct ev_loop *loop);
+/*
+ * The budget of all the runner's indexes together (search_runner.c): bytes held (paths,
+ * records, hashes, watch tables) and inotify watches; the defaults are SEARCH_BUDGET_BYTES and
+ * SEARCH_BUDGET_WATCHES. Tests set smaller ones.
+ */
+#define SEARCH_BUDGET_BYTES   (256u * 1024 * 1024)
+#define SEARCH_BUDGET_WATCHES 65536u
+void search_runner_set_budget(struct search_runner *r, size_t bytes, size_t watches);
+/* What the indexes hold now (loop thread; exact when no search is running). */
+void search_runner_usage(const struct search_runner *r, size_t *bytes, size_t *watches);
 /* One-shot searches queued or running (each will be answered). */
 size_t search_runner_pending(const struct search_runner *r);
 /* Cancel every one-shot search (each still answered) and stop every session. */

@@ -68,6 +68,25 @@ search_index_truncated(const struct search_index *ix)
 	return ix != NULL && ix->truncated;
 }
 
+/* Bytes held (search.h). */
+size_t
+search_index_bytes(const struct search_index *ix)
+{
+	return ix != NULL ? ix->arena.len + ix->entries.len + ix->nslots * sizeof(*ix->slots) : 0;
+}
+
+void
+search_index_set_limit(struct search_index *ix, size_t limit)
+{
+	ix->limit = limit;
+}
+
+int
+search_index_squeezed(const struct search_index *ix)
+{
+	return ix != NULL && ix->squeezed;
+}
+
 /* The slot of (root, rel): where it is, or where it would go (*found says which). */
 static size_t
 search_slot(const struct search_index *ix, size_t root, const char *rel, size_t len, int *found)
@@ -95,16 +114,36 @@ search_slot(const struct search_index *ix, size_t root, const char *rel, size_t 
 	}
 }
 
+/* Slots of a hash with room for want entries (search_rehash). */
+static size_t
+search_nslots(size_t want)
+{
+	size_t n = 1024;
+
+	while (n < 2 * want)
+		n *= 2;
+	return n;
+}
+
+/* What adding a path of len bytes adds to search_index_bytes, the hash's growth included. */
+static size_t
+search_grow_bytes(const struct search_index *ix, size_t len)
+{
+	size_t grow = len + 1 + sizeof(struct search_entry);
+
+	if (!ix->bulk && 2 * (ix->n + 1) > ix->nslots)
+		grow += (search_nslots(2 * (ix->n + 1)) - ix->nslots) * sizeof(*ix->slots);
+	return grow;
+}
+
 /* Rebuild the hash for the live entries with room for twice as many. */
 static void
 search_rehash(struct search_index *ix, size_t want)
 {
 	const struct search_entry *e = search_entries(ix);
-	size_t n = 1024;
+	size_t n = search_nslots(want);
 	int found;
 
-	while (n < 2 * want)
-		n *= 2;
 	free(ix->slots);
 	ix->slots = xcalloc(n, sizeof(*ix->slots));
 	ix->nslots = n;
@@ -177,6 +216,11 @@ search_index_add(struct search_index *ix, size_t root, const char *rel, size_t l
 
 	if (len > UINT16_MAX || root > UINT8_MAX)
 		return -E2BIG;
+	if (ix->limit != 0 && search_index_bytes(ix) + search_grow_bytes(ix, len) > ix->limit) {
+		ix->truncated = 1;
+		ix->squeezed = 1;
+		return -E2BIG;
+	}
 	if (!ix->bulk) {
 		if (2 * (ix->n + 1) > ix->nslots)
 			search_rehash(ix, 2 * (ix->n + 1));

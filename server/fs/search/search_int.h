@@ -36,7 +36,9 @@ struct search_index {
 	uint32_t *slots; /* open addressing: entry index + 1, 0 empty, UINT32_MAX deleted */
 	size_t nslots;	 /* a power of two, at least twice n */
 	int truncated;
-	int bulk; /* filled by a walk: unique paths, the hash is built on first need */
+	int squeezed; /* an add failed at limit */
+	size_t limit; /* bytes it may hold (search_index_bytes), 0 for the fixed ceilings only */
+	int bulk;     /* filled by a walk: unique paths, the hash is built on first need */
 };
 
 /* The entry array. */

@@ -61,6 +61,11 @@ struct search_live {
 	struct search_index *ix;
 	struct live_map map;
 	size_t nwatch;
+	size_t dir_bytes; /* the folders of the map */
+	struct search_budget *budget;
+	size_t acc_bytes, acc_watches;	/* what the budget counts for it */
+	size_t byte_limit, watch_limit; /* this refresh's share */
+	int squeezed;
 	int degraded; /* some folder is not watched */
 	double built_at;
 	size_t walks, applied;
@@ -128,16 +133,27 @@ live_map_room(struct live_map *m)
 	free(old);
 }
 
-/* Free a chain of folders. */
-static void
+/* The bytes a watched folder costs (as the budget counts them). */
+static size_t
+live_dir_bytes(const struct live_dir *d)
+{
+	return sizeof(*d) + strlen(d->rel) + 1;
+}
+
+/* Free a chain of folders; the bytes they cost. */
+static size_t
 live_dir_free(struct live_dir *d)
 {
+	size_t n = 0;
+
 	while (d != NULL) {
 		struct live_dir *next = d->alias;
+		n += live_dir_bytes(d);
 		free(d->rel);
 		free(d);
 		d = next;
 	}
+	return n;
 }
 
 /* Forget every watch (the kernel's are left; unknown wds are removed as they show up). */
@@ -164,20 +180,75 @@ live_map_get(const struct live_map *m, int wd)
 	return found ? m->slots[i] : NULL;
 }
 
-/* Drop a wd and its folders. */
-static void
+/* Drop a wd and its folders; the bytes they cost. */
+static size_t
 live_map_del(struct live_map *m, int wd)
 {
 	int found;
+	size_t n;
 
 	if (m->cap == 0)
-		return;
+		return 0;
 	size_t i = live_map_slot(m, wd, &found);
 	if (!found)
-		return;
-	live_dir_free(m->slots[i]);
+		return 0;
+	n = live_dir_free(m->slots[i]);
 	m->slots[i] = &live_gone;
 	m->n--;
+	return n;
+}
+
+/* What the index and the watch table hold. */
+static size_t
+live_bytes(const struct search_live *l)
+{
+	return search_index_bytes(l->ix) + l->dir_bytes + l->map.cap * sizeof(*l->map.slots);
+}
+
+/* The index may hold what the share leaves once the watch table is counted. */
+static void
+live_index_limit(struct search_live *l)
+{
+	size_t table = l->dir_bytes + l->map.cap * sizeof(*l->map.slots);
+
+	if (l->ix != NULL && l->budget != NULL)
+		search_index_set_limit(l->ix, l->byte_limit > table ? l->byte_limit - table : 1);
+}
+
+/* Worker, before a refresh: this index's share is what the others leave of the budget. */
+static void
+live_budget_begin(struct search_live *l)
+{
+	struct search_budget *b = l->budget;
+
+	l->squeezed = 0;
+	l->watch_limit = SEARCH_LIVE_WATCH_MAX;
+	if (b == NULL)
+		return;
+	size_t ob = atomic_load(&b->bytes) - l->acc_bytes;
+	size_t ow = atomic_load(&b->watches) - l->acc_watches;
+	l->byte_limit = b->max_bytes > ob ? b->max_bytes - ob : 1;
+	if (b->max_watches < ow + l->watch_limit)
+		l->watch_limit = b->max_watches > ow ? b->max_watches - ow : 0;
+	live_index_limit(l);
+}
+
+/* Worker (or loop when no job runs), after a change: count what it holds now. */
+static void
+live_budget_end(struct search_live *l)
+{
+	struct search_budget *b = l->budget;
+	size_t nb = live_bytes(l), nw = l->nwatch;
+
+	l->squeezed |= search_index_squeezed(l->ix);
+	if (b == NULL)
+		return;
+	atomic_fetch_add(&b->bytes, nb);
+	atomic_fetch_sub(&b->bytes, l->acc_bytes);
+	atomic_fetch_add(&b->watches, nw);
+	atomic_fetch_sub(&b->watches, l->acc_watches);
+	l->acc_bytes = nb;
+	l->acc_watches = nw;
 }
 
 /* Walker hook: watch a folder before it is read. */
@@ -187,8 +258,9 @@ live_dir_cb(void *arg, size_t root, const char *abs, const char *rel)
 	struct search_live *l = arg;
 	int wd, found;
 
-	if (l->ifd < 0 || l->nwatch >= SEARCH_LIVE_WATCH_MAX) {
+	if (l->ifd < 0 || l->nwatch >= l->watch_limit) {
 		l->degraded = 1;
+		l->squeezed |= l->ifd >= 0 && l->watch_limit < SEARCH_LIVE_WATCH_MAX;
 		return;
 	}
 	if ((wd = inotify_add_watch(l->ifd, abs, LIVE_MASK)) < 0) {
@@ -206,6 +278,7 @@ live_dir_cb(void *arg, size_t root, const char *abs, const char *rel)
 	d->wd = wd;
 	d->root = root;
 	d->rel = xstrdup(rel);
+	l->dir_bytes += live_dir_bytes(d);
 	if (found) {
 		d->alias = l->map.slots[i]->alias;
 		l->map.slots[i]->alias = d;
@@ -216,6 +289,7 @@ live_dir_cb(void *arg, size_t root, const char *abs, const char *rel)
 		l->map.n++;
 	}
 	l->nwatch++;
+	live_index_limit(l); /* the table grew: the index may hold that much less */
 }
 
 /* Walker callback: add an entry. */
@@ -261,13 +335,56 @@ search_live_free(struct search_live *l)
 		close(l->ifd);
 	}
 	search_index_free(l->ix);
+	l->ix = NULL;
 	live_map_clear(&l->map);
+	l->nwatch = 0;
+	l->dir_bytes = 0;
+	live_budget_end(l);
 	buf_free(&l->queue);
 	pthread_mutex_destroy(&l->mu);
 	for (size_t i = 0; i < l->nroots; i++)
 		free(l->roots[i]);
 	free(l->roots);
 	free(l);
+}
+
+void
+search_live_set_budget(struct search_live *l, struct search_budget *b)
+{
+	l->budget = b;
+}
+
+/* Drop the index and the watches (search_live.h). */
+void
+search_live_drop(struct search_live *l)
+{
+	search_index_free(l->ix);
+	l->ix = NULL;
+	live_map_clear(&l->map);
+	l->nwatch = 0;
+	l->dir_bytes = 0;
+	if (l->ifd >= 0) {
+		/* a new instance: closing the old one removes every watch at once */
+		ev_io_stop(l->loop, &l->io);
+		close(l->ifd);
+		if ((l->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) >= 0) {
+			ev_io_set(&l->io, l->ifd, EV_READ);
+			ev_io_start(l->loop, &l->io);
+		}
+	}
+	pthread_mutex_lock(&l->mu);
+	buf_free(&l->queue);
+	l->rewalk = 0;
+	pthread_mutex_unlock(&l->mu);
+	live_budget_end(l);
+}
+
+void
+search_live_rewalk(struct search_live *l)
+{
+	pthread_mutex_lock(&l->mu);
+	l->rewalk = 1;
+	pthread_mutex_unlock(&l->mu);
 }
 
 const char *const *
@@ -323,6 +440,7 @@ live_unwatch_under(struct search_live *l, size_t root, const char *rel, size_t l
 			if (d->root == root && strncmp(d->rel, rel, len) == 0 &&
 				(d->rel[len] == '\0' || d->rel[len] == '/')) {
 				*pp = d->alias;
+				l->dir_bytes -= live_dir_bytes(d);
 				free(d->rel);
 				free(d);
 				l->nwatch--;
@@ -416,7 +534,7 @@ live_apply_all(struct search_live *l, const struct buf *q)
 			struct live_dir *d = live_map_get(&l->map, ev.wd);
 			for (; d != NULL; d = d->alias)
 				l->nwatch--;
-			live_map_del(&l->map, ev.wd);
+			l->dir_bytes -= live_map_del(&l->map, ev.wd);
 			continue;
 		}
 		struct live_dir *d = live_map_get(&l->map, ev.wd);
@@ -448,12 +566,14 @@ live_rewalk(struct search_live *l, const atomic_int *cancel)
 	search_index_free(l->ix);
 	live_map_clear(&l->map);
 	l->nwatch = 0;
+	l->dir_bytes = 0;
 	l->degraded = l->ifd < 0;
 	pthread_mutex_lock(&l->mu);
 	buf_reset(&l->queue);
 	l->rewalk = 0;
 	pthread_mutex_unlock(&l->mu);
 	l->ix = search_index_new();
+	live_index_limit(l);
 	walk_roots((const char *const *)l->roots, l->nroots, &ops, &st);
 	l->walks++;
 	if (st.cancelled) {
@@ -481,13 +601,17 @@ search_live_refresh(struct search_live *l, const atomic_int *cancel)
 	rewalk = l->rewalk;
 	l->rewalk = 0;
 	pthread_mutex_unlock(&l->mu);
+	live_budget_begin(l);
 	if (l->ix == NULL || rewalk ||
 		(l->degraded && live_now() - l->built_at > SEARCH_LIVE_TTL) ||
 		live_apply_all(l, &q) < 0) {
 		buf_free(&q);
-		return live_rewalk(l, cancel);
+		int r = live_rewalk(l, cancel);
+		live_budget_end(l);
+		return r;
 	}
 	buf_free(&q);
+	live_budget_end(l);
 	return 0;
 }
 
@@ -498,4 +622,7 @@ search_live_stats(const struct search_live *l, struct search_live_stats *st)
 	st->applied = l->applied;
 	st->watches = l->nwatch;
 	st->watched = !l->degraded;
+	st->bytes = l->acc_bytes;
+	st->squeezed = l->squeezed;
+	st->indexed = l->ix != NULL;
 }

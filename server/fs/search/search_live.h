@@ -29,10 +29,29 @@
 struct search_live;
 struct search_index;
 
+/*
+ * What the live indexes of a runner may hold together (search_runner.c): bytes (index, watch
+ * table) and inotify watches. Each index adds what it holds; a refresh may only grow an index
+ * into what the others leave, so the sums never pass the maxima.
+ */
+struct search_budget {
+	size_t max_bytes, max_watches;
+	atomic_size_t bytes, watches;
+};
+
 /* A live index over roots (copied; absolute, normalized); nothing is walked yet. */
 struct search_live *search_live_new(struct ev_loop *loop, const char *const *roots, size_t n);
 /* Stop watching and free (no job may be using it). Accepts NULL. */
 void search_live_free(struct search_live *l);
+/* Count it in a budget (before its first refresh; the budget outlives it). */
+void search_live_set_budget(struct search_live *l, struct search_budget *b);
+/*
+ * Loop thread, no job using it: drop the index and every watch (their bytes and watches go
+ * back to the budget); the next refresh walks again.
+ */
+void search_live_drop(struct search_live *l);
+/* Loop thread: the next refresh walks everything again. */
+void search_live_rewalk(struct search_live *l);
 /* Move the events the kernel holds into the queue (loop thread). */
 void search_live_drain(struct search_live *l);
 /* The roots it was made with. */
@@ -52,6 +71,9 @@ struct search_live_stats {
 	size_t applied; /* events applied in place */
 	size_t watches; /* folders under inotify */
 	int watched;	/* every folder is */
+	size_t bytes;	/* what it holds (index and watch table), as the budget counts it */
+	int squeezed;	/* the budget left out entries or watches at the last refresh */
+	int indexed;	/* it has an index */
 };
 void search_live_stats(const struct search_live *l, struct search_live_stats *st);
 

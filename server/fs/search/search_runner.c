@@ -13,9 +13,14 @@
  *     and cancels its scoring; the walk of a session goes on, the next query needs it);
  *     one-shot searches are always answered, cancelled or not;
  *   - sessions, jobs and cached indexes are reference counted; the last reference frees, on
- *     the loop thread.
+ *     the loop thread;
+ *   - one budget for every index (search_budget: bytes and inotify watches): before a job
+ *     that must walk, and after a walk the budget cut short, the least recently used indexes
+ *     no job is using are evicted (dropped, or freed when nobody holds them); an evicted
+ *     session's index is walked again at its next query.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,6 +30,7 @@
 #include "search_live.h"
 #include "fs/fs.h"
 #include "fs/fs_worker.h"
+#include "io/log.h"
 #include "protocol/xmalloc.h"
 
 #define SEARCH_CACHE_IDLE 4 /* live indexes kept for one-shot searches */
@@ -32,7 +38,11 @@
 /* A live index and who holds it. */
 struct search_cached {
 	struct search_live *live;
-	int refs; /* sessions and jobs in flight */
+	int refs;			 /* sessions and jobs in flight */
+	int busy;			 /* jobs in flight: the worker may be using it */
+	int warm;			 /* it had an index after its last job */
+	size_t held_bytes, held_watches; /* after its last job (the budget's count then) */
+	size_t want_bytes, want_watches; /* what it needed when last complete, 0: unknown */
 	double last_used;
 	struct search_cached *next;
 };
@@ -62,7 +72,8 @@ struct search_job {
 	char *token;
 	atomic_int cancel;
 	struct search_result res;
-	int skipped; /* superseded before it scored */
+	int skipped;		     /* superseded before it scored */
+	struct search_live_stats st; /* the index after the refresh (worker) */
 	search_done_fn done;
 	void *arg;
 	struct search_job *next; /* one-shot jobs in flight */
@@ -75,6 +86,7 @@ struct search_runner {
 	struct search_session *sessions;
 	size_t nsessions;
 	struct search_job *running; /* one-shot jobs, for tokens */
+	struct search_budget budget;
 };
 
 /* Monotonic seconds. */
@@ -136,6 +148,7 @@ search_cache_get(struct search_runner *r, char *const *roots, size_t n)
 	if (c == NULL) {
 		c = xcalloc(1, sizeof(*c));
 		c->live = search_live_new(r->loop, (const char *const *)roots, n);
+		search_live_set_budget(c->live, &r->budget);
 		c->next = r->cache;
 		r->cache = c;
 	}
@@ -179,7 +192,114 @@ search_runner_new(struct ev_loop *loop)
 
 	r->loop = loop;
 	r->w = fs_worker_new(loop, 1);
+	r->budget.max_bytes = SEARCH_BUDGET_BYTES;
+	r->budget.max_watches = SEARCH_BUDGET_WATCHES;
 	return r;
+}
+
+void
+search_runner_set_budget(struct search_runner *r, size_t bytes, size_t watches)
+{
+	r->budget.max_bytes = bytes;
+	r->budget.max_watches = watches;
+}
+
+void
+search_runner_usage(const struct search_runner *r, size_t *bytes, size_t *watches)
+{
+	*bytes = atomic_load(&r->budget.bytes);
+	*watches = atomic_load(&r->budget.watches);
+}
+
+/* The least recently used index other than keep that no job uses and that holds something. */
+static struct search_cached **
+search_budget_victim(struct search_runner *r, const struct search_cached *keep)
+{
+	struct search_cached **best = NULL;
+
+	for (struct search_cached **pp = &r->cache; *pp != NULL; pp = &(*pp)->next) {
+		const struct search_cached *c = *pp;
+		if (c == keep || c->busy > 0 || (c->held_bytes == 0 && c->held_watches == 0))
+			continue;
+		if (best == NULL || c->last_used < (*best)->last_used)
+			best = pp;
+	}
+	return best;
+}
+
+/*
+ * Evict least recently used indexes until c (holding what it held after its last job) can
+ * grow to need bytes and watches, or nothing more can go. How many went.
+ */
+static int
+search_budget_room(struct search_runner *r, struct search_cached *c, size_t need_b, size_t need_w)
+{
+	struct search_budget *b = &r->budget;
+	struct search_cached **pp;
+	int n = 0;
+
+	for (;;) {
+		size_t others_b = atomic_load(&b->bytes) - c->held_bytes;
+		size_t others_w = atomic_load(&b->watches) - c->held_watches;
+		if (others_b + need_b <= b->max_bytes && others_w + need_w <= b->max_watches)
+			break;
+		if ((pp = search_budget_victim(r, c)) == NULL)
+			break;
+		struct search_cached *v = *pp;
+		size_t nr;
+		const char *const *roots = search_live_roots(v->live, &nr);
+		log_info("search: index over %s%s evicted (%zu bytes, %zu watches): the budget is "
+			 "%zu bytes, %zu watches",
+			roots[0], nr > 1 ? " ..." : "", v->held_bytes, v->held_watches,
+			b->max_bytes, b->max_watches);
+		if (v->refs == 0) {
+			*pp = v->next;
+			search_live_free(v->live);
+			free(v);
+		} else {
+			search_live_drop(v->live);
+			v->held_bytes = v->held_watches = 0;
+			v->warm = 0;
+		}
+		n++;
+	}
+	if (n > 0)
+		malloc_trim(0); /* give the freed pages back: RSS is what the budget is about */
+	return n;
+}
+
+/* Loop: a job on c is about to be queued; one that will walk gets room first. */
+static void
+search_budget_before(struct search_runner *r, struct search_cached *c)
+{
+	/* with a job already queued on it, room was made then (and held_* are stale now) */
+	if (c->busy++ > 0 || c->warm)
+		return;
+	search_budget_room(r, c, c->want_bytes ? c->want_bytes : r->budget.max_bytes / 2,
+		c->want_watches ? c->want_watches : r->budget.max_watches / 2);
+}
+
+/* Loop: a job on c is done; a walk the budget cut short gets the room and is done again. */
+static void
+search_budget_after(struct search_runner *r, struct search_cached *c, const struct search_job *j)
+{
+	c->busy--;
+	if (c->busy > 0)
+		return; /* the last one's figures count */
+	c->warm = j->st.indexed;
+	c->held_bytes = j->st.bytes;
+	c->held_watches = j->st.watches;
+	if (!j->st.indexed)
+		return;
+	if (!j->st.squeezed) {
+		c->want_bytes = j->st.bytes;
+		c->want_watches = j->st.watches;
+		return;
+	}
+	c->want_bytes = r->budget.max_bytes;
+	c->want_watches = r->budget.max_watches;
+	if (search_budget_room(r, c, c->want_bytes, c->want_watches) > 0)
+		search_live_rewalk(c->live);
 }
 
 /* Drop one reference to a session; the last frees (loop thread). */
@@ -204,7 +324,9 @@ search_job_run_cb(void *p)
 	if (j->c == NULL)
 		return;
 	/* a session's walk is stopped only by its end; a one-shot's by its cancellation */
-	if (search_live_refresh(j->c->live, s != NULL ? &s->stopped : &j->cancel) < 0) {
+	int rc = search_live_refresh(j->c->live, s != NULL ? &s->stopped : &j->cancel);
+	search_live_stats(j->c->live, &j->st);
+	if (rc < 0) {
 		j->res.cancelled = 1;
 		return;
 	}
@@ -238,6 +360,8 @@ search_job_done_cb(void *p, int cancelled)
 	struct search_job *j = p;
 	struct search_session *s = j->s;
 
+	if (j->c != NULL)
+		search_budget_after(j->r, j->c, j);
 	if (s == NULL) {
 		struct search_job **pp = &j->r->running;
 		while (*pp && *pp != j)
@@ -264,9 +388,16 @@ search_job_done_cb(void *p, int cancelled)
 static int
 search_job_submit(struct search_runner *r, struct search_job *j)
 {
-	if (j->c != NULL)
+	int rc;
+
+	if (j->c != NULL) {
+		search_budget_before(r, j->c);
 		search_live_drain(j->c->live);
-	return fs_worker_submit(r->w, search_job_run_cb, search_job_done_cb, j);
+	}
+	if ((rc = fs_worker_submit(r->w, search_job_run_cb, search_job_done_cb, j)) < 0 &&
+		j->c != NULL)
+		j->c->busy--;
+	return rc;
 }
 
 /* A one-shot search (search.h). */

@@ -46,8 +46,18 @@ struct walk_level {
 	char *prefix; /* ancestors only: the root's path relative to this folder, "a/b/" */
 };
 
+/* The kernel's views that are not files (walk.h): /proc, /sys and /dev, and proc and sysfs. */
+struct walk_pseudo {
+	dev_t dev[3];
+	ino_t ino[3];
+	size_t n;
+	dev_t fsdev[2]; /* the devices of /proc and /sys when they are mounts */
+	size_t nfs;
+};
+
 struct walk {
 	struct walk_level lv[WALK_DEPTH_MAX + 1];
+	struct walk_pseudo pseudo;
 	int depth; /* levels in lv that are open */
 	struct walk_level *anc;
 	size_t nanc;
@@ -192,6 +202,61 @@ walk_loops(struct walk *w, dev_t dev, ino_t ino)
 	return 0;
 }
 
+/* Note where /proc, /sys and /dev are (followed, as a walk reaches them). */
+static void
+walk_pseudo_init(struct walk_pseudo *ps)
+{
+	static const char *const paths[] = {"/proc", "/sys", "/dev"};
+	struct stat root, st;
+	int have_root = stat("/", &root) == 0;
+
+	memset(ps, 0, sizeof(*ps));
+	for (size_t i = 0; i < nitems(paths); i++) {
+		if (stat(paths[i], &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		ps->dev[ps->n] = st.st_dev;
+		ps->ino[ps->n++] = st.st_ino;
+		/* a whole file system of them, unless it is only a folder of / (no mount) */
+		if (i < 2 && have_root && st.st_dev != root.st_dev)
+			ps->fsdev[ps->nfs++] = st.st_dev;
+	}
+}
+
+/* Is the folder st one of the kernel's views (never walked: /proc/<pid>/cwd leads back)? */
+static int
+walk_pseudo(const struct walk *w, const struct stat *st)
+{
+	for (size_t i = 0; i < w->pseudo.n; i++) {
+		if (w->pseudo.dev[i] == st->st_dev && w->pseudo.ino[i] == st->st_ino)
+			return 1;
+	}
+	for (size_t i = 0; i < w->pseudo.nfs; i++) {
+		if (w->pseudo.fsdev[i] == st->st_dev)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Should the folder `name` of the deepest level not be entered? A followed link was stat'ed
+ * (st); a plain folder costs a stat only when it is named as one of them.
+ */
+static int
+walk_skip_dir(struct walk *w, const char *name, const struct stat *st)
+{
+	struct stat own;
+
+	if (st == NULL) {
+		if (strcmp(name, "proc") != 0 && strcmp(name, "sys") != 0 &&
+			strcmp(name, "dev") != 0)
+			return 0;
+		if (fstatat(w->lv[w->depth - 1].fd, name, &own, AT_SYMLINK_NOFOLLOW) < 0)
+			return 0;
+		st = &own;
+	}
+	return walk_pseudo(w, st);
+}
+
 /* Read the whole listing of the level's folder; returns what it says about ignore files. */
 static unsigned
 walk_read(struct walk *w, struct walk_level *l)
@@ -327,7 +392,8 @@ walk_entry(struct walk *w, const char *name, unsigned char type)
 		return 0;
 	if (walk_emit(w, len, is_dir))
 		return 1;
-	if (!is_dir || (followed && walk_loops(w, st.st_dev, st.st_ino)))
+	if (!is_dir || (followed && walk_loops(w, st.st_dev, st.st_ino)) ||
+		walk_skip_dir(w, name, followed ? &st : NULL))
 		return 0;
 	int sub = openat(l->fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sub >= 0) {
@@ -372,6 +438,7 @@ walk_new(const char *root, size_t ri, const struct walk_ops *ops, struct walk_st
 	w->st = st;
 	w->root = root;
 	w->ri = ri;
+	walk_pseudo_init(&w->pseudo);
 	if (gp != NULL) {
 		gi_list_load_at(&w->global, AT_FDCWD, gp);
 		free(gp);
@@ -401,6 +468,7 @@ walk_one(const char *root, size_t ri, const struct walk_ops *ops, struct walk_st
 {
 	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), stop = 0;
 	struct walk *w;
+	struct stat rst;
 
 	if (fd < 0)
 		return 0;
@@ -409,6 +477,8 @@ walk_one(const char *root, size_t ri, const struct walk_ops *ops, struct walk_st
 	if (walk_emit(w, 0, 1)) {
 		close(fd);
 		stop = 1;
+	} else if (fstat(fd, &rst) == 0 && walk_pseudo(w, &rst)) {
+		close(fd); /* a root in /proc, /sys or /dev: itself only */
 	} else if (walk_push(w, fd, 0, 1) == 0)
 		stop = walk_run(w, 0);
 	walk_free(w);

@@ -9,6 +9,11 @@
  * ignore files it holds are only opened when its listing names them, and no entry is stat'ed
  * unless its type is unknown or it is a symlink (followed, as upstream).
  *
+ * Never entered: /proc, /sys and /dev, and whatever is on the proc or sysfs file systems
+ * (reached by a link too, or as a root): they hold no files a user searches for, and
+ * /proc/<pid>/cwd and /proc/<pid>/root lead back into the tree (a walk of / went through it
+ * once per process). They are reported as entries, not walked.
+ *
  * Bounded: at most WALK_ENTRIES_MAX entries in all (the walk stops and says so), WALK_DEPTH_MAX
  * levels and WALK_DIR_BYTES of listing per folder; symlink loops are detected by (device,
  * inode) of the folders open above.

@@ -15,6 +15,7 @@
 #include "fs/search/fuzzy.h"
 #include "fs/search/gitignore.h"
 #include "fs/search/search.h"
+#include "fs/search/walk.h"
 
 struct gi_case {
 	const char *pattern;
@@ -125,6 +126,72 @@ has(const struct collect *c, const char *name)
 			return 1;
 	}
 	return 0;
+}
+
+/* Every path a walk reports: how many, how many under a prefix of bad[], and whether want is. */
+struct walked {
+	size_t n, bad;
+	int want_seen;
+	const char *const *badp;
+	const char *want;
+};
+
+static int
+walked_cb(void *arg, size_t root, const char *rel, size_t len, int is_dir)
+{
+	struct walked *w = arg;
+
+	w->n++;
+	for (size_t i = 0; w->badp && w->badp[i]; i++)
+		w->bad += strncmp(rel, w->badp[i], strlen(w->badp[i])) == 0;
+	w->want_seen |= w->want && strcmp(rel, w->want) == 0;
+	return 0;
+}
+
+/* /proc, /sys and /dev are never walked: through links, as a root, or as folders of /. */
+static void
+test_walk_skips_pseudo(void **state)
+{
+	char *d = tu_mkdtemp(), *p;
+	const char *bad[] = {"p/", "s/", "d/", "proc/", NULL};
+	const char *links[][2] = {
+		{"p", "/proc"}, {"s", "/sys"}, {"d", "/dev"}, {"proc", "/proc/1"}};
+	struct walked w = {.badp = bad, .want = "sys/inner"};
+	struct walk_ops ops = {.fn = walked_cb, .arg = &w};
+	struct walk_stats st;
+
+	for (size_t i = 0; i < nitems(links); i++) {
+		p = tu_path(d, "%s", links[i][0]);
+		assert_int_equal(symlink(links[i][1], p), 0);
+		free(p);
+	}
+	p = tu_path(d, "sys"); /* a plain folder named so is walked */
+	tu_mkdirs(p);
+	free(p);
+	p = tu_path(d, "sys/inner");
+	tu_write(p, "");
+	free(p);
+	const char *roots[] = {d};
+	walk_roots(roots, 1, &ops, &st);
+	assert_int_equal(w.bad, 0);
+	assert_true(w.want_seen);
+	assert_int_equal(w.n, 7); /* "", p, s, d, proc, sys, sys/inner */
+	/* a root inside them: itself only */
+	const char *proc[] = {"/proc/self", "/sys", "/dev"};
+	memset(&w, 0, sizeof(w));
+	walk_roots(proc, 3, &ops, &st);
+	assert_int_equal(w.n, 3);
+	/* the folders of / named so (walk_names: no full walk of /) */
+	const char *slash[] = {"/"}, *names[] = {"proc", "sys", "dev", "etc"};
+	const char *bad2[] = {"proc/", "sys/", "dev/", NULL};
+	memset(&w, 0, sizeof(w));
+	w.badp = bad2;
+	w.want = "etc/passwd";
+	assert_int_equal(walk_names(slash, 0, "", names, 4, &ops, &st), 0);
+	assert_int_equal(w.bad, 0);
+	assert_true(w.want_seen);
+	tu_rmtree(d);
+	free(d);
 }
 
 /* The layout upstream was probed with: its verdicts, file by file. */
@@ -560,6 +627,7 @@ main(void)
 		cmocka_unit_test(test_gitignore_table),
 		cmocka_unit_test(test_gitignore_negation),
 		cmocka_unit_test(test_walk_precedence),
+		cmocka_unit_test(test_walk_skips_pseudo),
 		cmocka_unit_test(test_search_order_limit),
 		cmocka_unit_test(test_query_matches_naive),
 		cmocka_unit_test(test_session),
