@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the gitignore matcher (server/fs/search/gitignore.c). Input: the ignore
+ * libFuzzer target for the gitignore matcher (server/fs/walk/gitignore.c). Input: the ignore
  * file's text, a NUL, then paths to match, one a line. Each path is matched by the whole list (as a
  * file and as a directory), and against each of the first rules' globs with gi_glob alone.
  * The verdict must be one of enum gi_match.
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/search/gitignore.h"
+#include "fs/walk/gitignore.h"
 
 #define FUZZ_GLOBS 8 /* rules tried one by one against each path */
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "search_int.h"
-#include "walk.h"
+#include "fs/walk/walk.h"
 #include "protocol/xmalloc.h"
 
 #define SLOT_EMPTY 0u

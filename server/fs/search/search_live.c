@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "io/log.h"
 #include "search.h"
 #include "search_live.h"
-#include "walk.h"
+#include "fs/walk/walk.h"
+#include "io/log.h"
 #include "protocol/buf.h"
 #include "protocol/xmalloc.h"
 

@@ -13,9 +13,9 @@
 
 #include "fs_test_util.h"
 #include "fs/search/fuzzy.h"
-#include "fs/search/gitignore.h"
+#include "fs/walk/gitignore.h"
 #include "fs/search/search.h"
-#include "fs/search/walk.h"
+#include "fs/walk/walk.h"
 
 struct gi_case {
 	const char *pattern;
