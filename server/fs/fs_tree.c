@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -416,14 +417,17 @@ out:
 	return r;
 }
 
+static unsigned fs_copy_seq; /* temporary names of single-file copies (workers: atomic) */
+
 /* A single file (or top-level symlink) copy; the destination's parent must exist. */
 static int
 fs_copy_one(const char *src, const struct stat *st, const char *dst, struct fs_err *err)
 {
 	const char *sname, *dname;
 	char *sparent = fs_parent(src, &sname), *dparent = fs_parent(dst, &dname);
-	int sdir = -1, ddir = -1, f = -1, r;
+	int sdir = -1, ddir = -1, f = -1, made = 0, r;
 	struct stat dst_st;
+	char tmp[64];
 
 	sdir = open(sparent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ddir = open(dparent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -447,10 +451,29 @@ fs_copy_one(const char *src, const struct stat *st, const char *dst, struct fs_e
 			goto out;
 		}
 	}
+	/*
+	 * Into a temporary name beside the destination, renamed over it once whole: a copy that
+	 * fails (disk full, a read error) leaves the destination as it was, or absent.
+	 */
+	if (fstatat(ddir, dname, &dst_st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(dst_st.st_mode)) {
+		r = fs_err_io(err, ELOOP); /* as the O_NOFOLLOW open of the destination said */
+		goto out;
+	}
 	f = openat(sdir, sname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	r = f < 0 ? -errno : fs_copy_bytes(f, st, ddir, dname, 1, NULL);
-	if (r < 0)
+	if (f < 0) {
+		r = fs_err_io(err, errno);
+		goto out;
+	}
+	snprintf(tmp, sizeof tmp, ".fs-copy-%ld-%u.tmp", (long)getpid(),
+		__atomic_fetch_add(&fs_copy_seq, 1, __ATOMIC_RELAXED));
+	if ((r = fs_copy_bytes(f, st, ddir, tmp, 0, &made)) == 0 &&
+		renameat(ddir, tmp, ddir, dname) < 0)
+		r = -errno;
+	if (r < 0) {
+		if (made)
+			(void)unlinkat(ddir, tmp, 0);
 		r = fs_err_io(err, -r);
+	}
 out:
 	if (f >= 0)
 		close(f);

@@ -245,6 +245,42 @@ test_failed_copy_leaves_nothing(void **state)
 	free(msg);
 }
 
+/*
+ * A single file whose copy fails half-way (a read error: /proc/self/mem is a regular file that
+ * reads EIO at 0) leaves no file at a new destination, the old content at an existing one,
+ * and no temporary name beside it.
+ */
+static void
+test_failed_file_copy_leaves_nothing(void **state)
+{
+	char *msg = xmalloc(256), *p = tu_path(dir, "new"), *l;
+
+	assert_true(
+		run(fs_copy, msg, 256,
+			"{\"sourcePath\":\"/proc/self/mem\",\"destinationPath\":\"%s\"}", p) < 0);
+	assert_int_equal(access(p, F_OK), -1);
+	free(p);
+	p = tu_path(dir, "have");
+	tu_write(p, "mine");
+	assert_true(
+		run(fs_copy, msg, 256,
+			"{\"sourcePath\":\"/proc/self/mem\",\"destinationPath\":\"%s\"}", p) < 0);
+	{
+		char got[16] = "";
+		int fd = open(p, O_RDONLY | O_CLOEXEC);
+
+		assert_true(fd >= 0);
+		assert_int_equal(read(fd, got, sizeof got - 1), 4);
+		close(fd);
+		assert_string_equal(got, "mine");
+	}
+	l = listing(dir);
+	assert_string_equal(l, "have");
+	free(l);
+	free(p);
+	free(msg);
+}
+
 int
 main(void)
 {
@@ -252,6 +288,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_deep_copy_and_remove, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wide, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_copy_leaves_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_failed_file_copy_leaves_nothing, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
