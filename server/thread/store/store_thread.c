@@ -278,7 +278,7 @@ store_discard(struct store_thread *t)
 		rollout_writer_close(t->w);
 		if (published) {
 			unlink(t->meta.path);
-			tindex_delete(t->s->x, t->meta.id);
+			store_ix_delete(t->s, t->meta.id);
 		}
 	}
 	store_thread_free(t);
