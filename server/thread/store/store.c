@@ -41,7 +41,7 @@ store_now(void)
 int
 store_rpc_code(int r)
 {
-	if (r == -EINVAL || r == -ENOENT)
+	if (r == -EINVAL || r == -ENOENT || r == -EBUSY)
 		return -32600;
 	if (r == -ERANGE)
 		return -32602;

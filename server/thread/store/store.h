@@ -12,6 +12,8 @@
  *   -EINVAL  invalid request (-32600): "invalid thread id: ...", a name that is empty, ...
  *   -ENOENT  unknown thread (-32600): "no rollout found for thread id <id>", "thread not
  *            loaded: <id>"
+ *   -EBUSY   another process writes the thread (-32600): "thread <id> already has an active
+ *            writer: process <pid> (<name>) is writing <path>"
  *   -ERANGE  invalid params (-32602, with data {"cursor": ...} for a bad cursor)
  *   other    internal error (-32603)
  */

@@ -337,6 +337,14 @@ store_resume(struct store *s, const char *id, const struct store_params *p,
 		return -ENOENT;
 	}
 	if ((r = rollout_writer_open(m.path, &w, cause)) != 0) {
+		if (r == -EBUSY) {
+			/* upstream's words for it, and who: the second daemon must not append */
+			char *why = *cause;
+
+			*cause =
+				xasprintf("thread %s already has an active writer: %s", canon, why);
+			free(why);
+		}
 		thread_meta_clear(&m);
 		return r;
 	}
