@@ -189,7 +189,12 @@ int store_archive(struct store *s, const char *id, char **cause);
 int store_unarchive(struct store *s, const char *id, json_t **thread, char **cause);
 /* thread/delete: the rollout and its index row are removed (the thread is unloaded first). */
 int store_delete(struct store *s, const char *id, char **cause);
-/* thread/name/set: kept in session_index.jsonl (upstream's place) and the index. */
+/*
+ * thread/name/set: kept in session_index.jsonl (upstream's place) and the index. Upstream
+ * takes any non-blank name; here a name (trimmed) is at most STORE_NAME_MAX bytes, so one call
+ * cannot append megabytes, and every line stays readable (NAMES_LINE_MAX is 64 KiB).
+ */
+#define STORE_NAME_MAX 1024
 int store_set_name(struct store *s, const char *id, const char *name, char **cause);
 /* thread/metadata/update: patch gitInfo {sha, branch, originUrl}; the Thread to *thread. */
 int store_update_git(

@@ -266,6 +266,10 @@ store_set_name(struct store *s, const char *id, const char *name, char **cause)
 		*cause = xstrdup("thread name must not be empty");
 		return -EINVAL;
 	}
+	if (n > STORE_NAME_MAX) {
+		*cause = xasprintf("thread name must not be longer than %d bytes", STORE_NAME_MAX);
+		return -EINVAL;
+	}
 	trimmed = xstrndup(name, n);
 	t = store_loaded(s, canon);
 	if (t != NULL && t->meta.ephemeral) {
