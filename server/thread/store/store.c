@@ -160,7 +160,7 @@ store_ix_opened(struct store *s, int r, int fresh, const char *cause)
 			store_list_post(s, pl);
 		}
 	}
-	if (r == 0)
+	if (r == 0 && !s->closing)
 		store_rescan(s, fresh, NULL, NULL);
 }
 

@@ -397,6 +397,12 @@ store_ix_done(void *arg)
 static void
 store_ix_post(struct store *s, struct store_ixjob *j)
 {
+	if (s->ix_stopped) {
+		/* a completion run by worker_free, whose thread has ended: here and now */
+		store_ix_run(j);
+		store_ix_done(j);
+		return;
+	}
 	worker_post(s->index, store_ix_run, store_ix_done, j);
 	if (s->loop == NULL) {
 		worker_drain(s->index);
@@ -449,6 +455,7 @@ store_ix_stop(struct store *s)
 		return;
 	/* One last try for kept writes; what still meets the lock is left to the next scan. */
 	store_ix_post(s, store_ix_job(s, STORE_IX_FLUSH));
+	s->ix_stopped = 1; /* worker_free joins the thread before it runs the completions */
 	worker_free(s->index);
 	s->index = NULL;
 	if (s->loop != NULL)

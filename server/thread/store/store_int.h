@@ -82,6 +82,7 @@ struct store {
 	int ix_degraded;      /* the last index job found it locked: writes are kept */
 	int ix_flushing;      /* a retry job is queued */
 	int closing;
+	int ix_stopped;	     /* the index worker is being freed: its jobs run inline */
 	json_t *gits;	     /* {id: gitInfo}: the index's git info, for wire Threads */
 	json_t *git_touched; /* {id: git_seq} set here since the last snapshot was posted */
 	uint64_t git_seq;
