@@ -4,7 +4,8 @@
  * answers; the agent loop appends a running turn's records through the append API.
  *
  * Threading: every function here is called on the loop thread. Slow disk work (fdatasync,
- * directory fsyncs, index rebuilds and rescans) runs on the store's worker threads; its
+ * directory fsyncs, index rebuilds and rescans) and every SQLite call runs on the store's
+ * worker threads; its
  * completions come back on the loop (or inline when the store has no loop).
  *
  * Errors: functions return 0 or a negative errno and, on failure, a message in upstream's
@@ -177,9 +178,10 @@ struct store_list_params {
 /* Receives a list answer {data, nextCursor, backwardsCursor} (stolen) or r < 0 and cause. */
 typedef void (*store_list_fn)(void *arg, int r, json_t *result, const char *cause);
 /*
- * thread/list. Answers at once from the index (cb runs before this returns), except while the
- * index is being built from scratch: then cb runs when the build is done. A rescan is started
- * in the background when the rollouts may have changed (see docs/threads.md).
+ * thread/list. Answered from the index on its worker, after every index write posted before
+ * it (cb runs on the loop; without a loop, before this returns); while the index is being
+ * built from scratch, after the build. A rescan is started in the background when the rollouts
+ * may have changed (see docs/threads.md).
  */
 void store_list(struct store *s, const struct store_list_params *p, store_list_fn cb, void *arg);
 
