@@ -119,9 +119,15 @@ thread_name_set(struct session *s, struct rpc_req *req, json_t *params)
 	if ((r = store_set_name(st, id, name, &cause)) != 0)
 		thread_api_error(req, r, cause, NULL);
 	else {
+		/* the name as stored: trimmed, as upstream's normalize_thread_name */
+		const char *b = name + strspn(name, " \t\r\n");
+		size_t n = strlen(b);
+
+		while (n > 0 && strchr(" \t\r\n", b[n - 1]) != NULL)
+			n--;
 		rpc_reply(req, json_object());
 		rpc_notify(s->rpc, "thread/name/updated",
-			json_pack("{s:s, s:s}", "threadId", id, "threadName", name));
+			json_pack("{s:s, s:s%}", "threadId", id, "threadName", b, n));
 	}
 	free(cause);
 }

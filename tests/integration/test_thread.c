@@ -192,8 +192,17 @@ test_restart_zero_turn_and_names(void **state)
 	zero = th_new(&t, NULL);
 	named = th_new(&t, NULL);
 	th_turn(&t, named, "a question");
+	/* Issue 21: a 3 MiB name is refused, not appended to session_index.jsonl. */
+	char *big = xmalloc(3 << 20);
+	memset(big, 'n', 3 << 20);
+	big[(3 << 20) - 1] = '\0';
+	r = th_call(
+		t.c, "thread/name/set", json_pack("{s:s, s:s}", "threadId", named, "name", big));
+	th_error(r, -32600, "thread name must not be longer than 1024 bytes");
+	json_decref(r);
+	free(big);
 	r = th_call(t.c, "thread/name/set",
-		json_pack("{s:s, s:s}", "threadId", named, "name", "My thread"));
+		json_pack("{s:s, s:s}", "threadId", named, "name", "  My thread \n"));
 	asc_assert_result(r);
 	json_decref(r);
 	n = asc_wait_notification(t.c, "thread/name/updated", asc_timeout(TH_MS));

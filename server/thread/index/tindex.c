@@ -269,6 +269,20 @@ tindex_checkpoint(struct tindex *x)
 	sqlite3_wal_checkpoint_v2(x->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 }
 
+void
+tindex_busy_timeout(struct tindex *x, int ms)
+{
+	sqlite3_busy_timeout(x->db, ms);
+}
+
+int
+tindex_busy(struct tindex *x)
+{
+	int rc = sqlite3_errcode(x->db);
+
+	return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+}
+
 /* BEGIN IMMEDIATE: take the write lock now, so a busy wait happens here, not mid-way. */
 int
 tindex_begin(struct tindex *x)
@@ -280,6 +294,12 @@ int
 tindex_commit(struct tindex *x)
 {
 	return tindex_exec(x, "COMMIT", NULL);
+}
+
+int
+tindex_rollback(struct tindex *x)
+{
+	return tindex_exec(x, "ROLLBACK", NULL);
 }
 
 /* Step a statement that returns no rows. */
@@ -484,6 +504,35 @@ tindex_git(struct tindex *x, const char *id)
 		git = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
 	sqlite3_reset(st);
 	return git;
+}
+
+json_t *
+tindex_gits(struct tindex *x)
+{
+	sqlite3_stmt *st =
+		tindex_stmt(x, "SELECT id, git_info FROM threads WHERE git_info IS NOT NULL");
+	json_t *all = json_object(), *git;
+	int rc;
+
+	if (st == NULL) {
+		json_decref(all);
+		return NULL;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *id = (const char *)sqlite3_column_text(st, 0);
+
+		git = json_loads((const char *)sqlite3_column_text(st, 1), 0, NULL);
+		if (id != NULL && git != NULL)
+			json_object_set_new(all, id, git);
+		else
+			json_decref(git);
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(all);
+		return NULL;
+	}
+	return all;
 }
 
 char *

@@ -38,8 +38,13 @@ void tindex_close(struct tindex *x);
 void tindex_manual_checkpoints(struct tindex *x);
 /* Copy the WAL back into the database file (PASSIVE: never waits for readers). */
 void tindex_checkpoint(struct tindex *x);
+/* How long a statement waits for another connection's lock (ms) before failing busy. */
+void tindex_busy_timeout(struct tindex *x, int ms);
+/* Whether the last failure was another connection's lock (SQLITE_BUSY / SQLITE_LOCKED). */
+int tindex_busy(struct tindex *x);
 int tindex_begin(struct tindex *x);
 int tindex_commit(struct tindex *x);
+int tindex_rollback(struct tindex *x);
 /*
  * Insert or replace a thread's summary. Name and git info are kept (they are set apart).
  * only_if_older_than > 0: leave a row alone that was written at or after that time (a scan
@@ -53,6 +58,8 @@ int tindex_set_name(struct tindex *x, const char *id, const char *name);
 int tindex_set_git(struct tindex *x, const char *id, json_t *git);
 /* The stored git info (new reference) or NULL. */
 json_t *tindex_git(struct tindex *x, const char *id);
+/* Every stored git info as {id: git} (new reference), or NULL when the query failed. */
+json_t *tindex_gits(struct tindex *x);
 /* A stored value of the meta table (heap) or NULL; and setting one. */
 char *tindex_meta_get(struct tindex *x, const char *key);
 int tindex_meta_set(struct tindex *x, const char *key, const char *value);

@@ -13,6 +13,7 @@
 
 #include "protocol/buf.h"
 #include "rollout.h"
+#include "rollout_lock.h"
 #include "rollout_reader.h"
 #include "rollout_writer.h"
 #include "protocol/xmalloc.h"
@@ -31,6 +32,26 @@ struct rollout_writer {
 };
 
 static int rollout_writer_recover(struct rollout_writer *w);
+
+/* The active-writer lock on a new or reopened fd; -EBUSY names the process that has it. */
+static int
+rollout_writer_lock(int fd, const char *path, char **cause)
+{
+	pid_t holder;
+	int r = rollout_lock(fd, &holder);
+	char *who;
+
+	if (r == 0)
+		return 0;
+	if (cause != NULL && r == -EBUSY) {
+		who = rollout_lock_who(holder);
+		*cause = xasprintf("%s is writing %s", who, path);
+		free(who);
+	} else if (cause != NULL) {
+		*cause = xasprintf("failed to lock %s: %s", path, strerror(-r));
+	}
+	return r;
+}
 
 int rollout_writer_no_tmpfile;
 
@@ -62,6 +83,11 @@ rollout_writer_create(const char *path, struct rollout_writer **out, char **caus
 	if (fd < 0) {
 		r = -errno;
 		*cause = xasprintf("failed to create %s: %s", path, strerror(errno));
+		return r;
+	}
+	if ((r = rollout_writer_lock(fd, path, cause)) != 0) {
+		close(fd);
+		unlink(path);
 		return r;
 	}
 	*out = rollout_writer_wrap(fd, path, 0, 0);
@@ -103,6 +129,13 @@ rollout_writer_create_hidden(const char *path, struct rollout_writer **out, char
 	if (fd < 0) {
 		r = -errno;
 		*cause = xasprintf("failed to create %s: %s", path, strerror(errno));
+		free(tmp);
+		return r;
+	}
+	if ((r = rollout_writer_lock(fd, path, cause)) != 0) {
+		close(fd);
+		if (tmp != NULL)
+			unlink(tmp);
 		free(tmp);
 		return r;
 	}
@@ -178,6 +211,11 @@ rollout_writer_open(const char *path, struct rollout_writer **out, char **cause)
 		*cause = xasprintf("failed to open %s: %s", path, strerror(errno));
 		return r;
 	}
+	/* The lock first: the tail is only cut when no one else is writing it. */
+	if ((r = rollout_writer_lock(fd, path, cause)) != 0) {
+		close(fd);
+		return r;
+	}
 	w = rollout_writer_wrap(fd, path, -1, -1);
 	if ((r = rollout_writer_recover(w)) != 0) {
 		*cause = xasprintf("failed to open %s for appending: %s", path, strerror(-r));
@@ -222,11 +260,18 @@ rollout_writer_recover(struct rollout_writer *w)
 static int
 rollout_writer_wake(struct rollout_writer *w)
 {
+	int fd, r;
+
 	if (w->fd >= 0)
 		return 0;
-	w->fd = open(w->path, O_RDWR | O_APPEND | O_CLOEXEC);
-	if (w->fd < 0)
+	if ((fd = open(w->path, O_RDWR | O_APPEND | O_CLOEXEC)) < 0)
 		return -errno;
+	/* Suspended, the lock was given back: another daemon may have taken the thread since. */
+	if ((r = rollout_writer_lock(fd, w->path, NULL)) != 0) {
+		close(fd);
+		return r;
+	}
+	w->fd = fd;
 	return rollout_writer_recover(w);
 }
 
@@ -336,6 +381,7 @@ rollout_writer_suspend(struct rollout_writer *w)
 	if (w->hidden)
 		return; /* an unnamed file lives only through its fd */
 	if (w->fd >= 0) {
+		rollout_unlock(w->fd);
 		close(w->fd);
 		w->fd = -1;
 	}
@@ -398,8 +444,10 @@ rollout_writer_close(struct rollout_writer *w)
 {
 	if (w == NULL)
 		return;
-	if (w->fd >= 0)
+	if (w->fd >= 0) {
+		rollout_unlock(w->fd);
 		close(w->fd);
+	}
 	if (w->tmp_path != NULL)
 		unlink(w->tmp_path); /* never published */
 	free(w->tmp_path);

@@ -5,7 +5,9 @@
  *   - opening an existing rollout cuts a torn last line away before anything is appended, and
  *     continues upstream's `ordinal` numbering from the last valid record (none for files that
  *     never had ordinals);
- *   - nothing already written is ever rewritten; the file is only renamed (archive).
+ *   - nothing already written is ever rewritten; the file is only renamed (archive);
+ *   - a writer holds the rollout's active-writer lock (rollout_lock.h) while its fd is open:
+ *     create and open fail with -EBUSY, naming the holder, when another process writes it.
  * fdatasync is not done here: rollout_writer_dupfd() hands a duplicate fd to the sync worker so
  * the loop never waits for the disk.
  */

@@ -1,7 +1,8 @@
 /*
  * The store's core (store.h): opening, the index and its background scans, thread/list, and
- * the sync worker's jobs. Loop rule: nothing here waits for the disk beyond one short SQLite
- * statement; scans and syncs are worker jobs whose completions come back through ev_async.
+ * the sync worker's jobs. Loop rule: no SQLite call runs here (the index worker makes them all,
+ * store_index.c), and nothing waits for the disk beyond reading a rollout's head and tail;
+ * scans and syncs are worker jobs whose completions come back through ev_async.
  *
  * Rescans: at start-up (a full build when the index is new or was unusable, else an
  * incremental one), and from thread/list when STORE_SIGNATURE_GAP seconds have passed and the
@@ -19,13 +20,13 @@
 
 #include "names.h"
 #include "store_int.h"
+#include "io/log.h"
 #include "protocol/xmalloc.h"
 #include "thread/index/tscan.h"
 #include "thread/rollout/rollout.h"
 #include "thread/uuidv7.h"
 
-static void store_list_now(
-	struct store *s, const struct store_list_params *p, store_list_fn cb, void *arg);
+static void store_list_post(struct store *s, struct store_pending_list *pl);
 
 /* Monotonic seconds. */
 double
@@ -40,7 +41,7 @@ store_now(void)
 int
 store_rpc_code(int r)
 {
-	if (r == -EINVAL || r == -ENOENT)
+	if (r == -EINVAL || r == -ENOENT || r == -EBUSY)
 		return -32600;
 	if (r == -ERANGE)
 		return -32602;
@@ -93,22 +94,16 @@ store_scan_done(void *arg)
 	while ((pl = TAILQ_FIRST(&s->pending)) != NULL) {
 		TAILQ_REMOVE(&s->pending, pl, entry);
 		s->npending--;
-		store_list_now(s, &pl->p, pl->cb, pl->arg);
-		free((char *)pl->p.cursor);
-		free((char *)pl->p.sort_key);
-		free((char *)pl->p.sort_direction);
-		free((char *)pl->p.search_term);
-		json_decref(pl->p.model_providers);
-		json_decref(pl->p.source_kinds);
-		json_decref(pl->p.cwd);
-		json_decref(pl->p.excluded_ids);
-		free(pl);
+		store_list_post(s, pl);
 	}
+	/* Git info another daemon set shows from now on. */
+	if (!s->closing)
+		store_ix_gits(s);
 	if (j->done != NULL)
 		j->done(j->arg, j->res.r);
 	free(j->home);
 	free(j);
-	if (s->rescan_again) {
+	if (s->rescan_again && !s->closing) {
 		s->rescan_again = 0;
 		store_rescan(s, 0, NULL, NULL);
 	}
@@ -143,12 +138,38 @@ store_index_ready(struct store *s)
 	return !s->building;
 }
 
-/* Open the index (fresh if needed) and start the first scan in the background. */
+/*
+ * The index worker opened the index (or could not): a new or rebuilt file is built in full
+ * while lists wait, an existing one is rescanned while lists are answered. An index that
+ * cannot be opened leaves the lists to fail (each list retries the open); nothing else needs it.
+ */
+void
+store_ix_opened(struct store *s, int r, int fresh, const char *cause)
+{
+	struct store_pending_list *pl;
+
+	if (r != 0) {
+		log_warn("%s", cause ? cause : "thread index unavailable");
+		fresh = 0;
+	}
+	s->building = fresh;
+	if (!s->building) {
+		while ((pl = TAILQ_FIRST(&s->pending)) != NULL) {
+			TAILQ_REMOVE(&s->pending, pl, entry);
+			s->npending--;
+			store_list_post(s, pl);
+		}
+	}
+	if (r == 0 && !s->closing)
+		store_rescan(s, fresh, NULL, NULL);
+}
+
+/* Open the store; the index is opened, and its first scan run, in the background. */
 int
 store_open(const struct store_config *cfg, struct store **out, char **cause)
 {
 	struct store *s = xcalloc(1, sizeof *s);
-	int fresh = 0, r;
+	int r;
 
 	s->home = xstrdup(cfg->home);
 	s->default_provider = xstrdup(cfg->default_provider ? cfg->default_provider : "openai");
@@ -165,14 +186,11 @@ store_open(const struct store_config *cfg, struct store **out, char **cause)
 		*cause = xasprintf("cannot create %s: %s", s->home, strerror(errno));
 		goto fail;
 	}
-	if ((r = tindex_open(s->home, &s->x, &fresh, cause)) != 0)
-		goto fail;
-	tindex_manual_checkpoints(s->x);
 	s->sync = worker_new(s->loop, "store-sync");
 	s->scan = worker_new(s->loop, "store-scan");
 	s->read = worker_new(s->loop, "store-read");
-	s->building = fresh;
-	store_rescan(s, fresh, NULL, NULL);
+	s->building = 1; /* until the index worker says whether the file is new */
+	store_ix_start(s);
 	*out = s;
 	return 0;
 fail:
@@ -188,12 +206,14 @@ store_free(struct store *s)
 
 	if (s == NULL)
 		return;
+	s->closing = 1;
 	while ((t = TAILQ_FIRST(&s->loaded)) != NULL)
 		store_unload(t);
+	/* Reads build Threads with the git map; scans post lists to the index worker. */
 	worker_free(s->read);
 	worker_free(s->scan);
+	store_ix_stop(s);
 	worker_free(s->sync);
-	tindex_close(s->x);
 	for (size_t i = 0; i < STORE_TURNIDX_CACHE; i++) {
 		free(s->turnidx[i].path);
 		free(s->turnidx[i].v);
@@ -209,18 +229,25 @@ store_free(struct store *s)
 void
 store_poll(struct store *s)
 {
+	worker_complete(s->index);
 	worker_complete(s->sync);
 	worker_complete(s->scan);
 	worker_complete(s->read);
 }
 
+/* Completions may queue more work (a scan's end refreshes git info): until all is done. */
 void
 store_drain(struct store *s)
 {
-	worker_drain(s->sync);
-	worker_drain(s->scan);
-	worker_drain(s->read);
-	store_poll(s);
+	do {
+		worker_drain(s->index);
+		worker_drain(s->sync);
+		worker_drain(s->scan);
+		worker_drain(s->read);
+		store_poll(s);
+	} while (worker_pending(s->index) + worker_pending(s->scan) + worker_pending(s->sync) +
+			worker_pending(s->read) >
+		0);
 }
 
 /* Look for a rollout whose name carries id (a thread the index does not know yet). */
@@ -278,26 +305,19 @@ store_search_days(struct store *s, const char *id)
 	return found;
 }
 
-/* Loaded, else indexed (and still there), else on disk under either folder. */
+/*
+ * Loaded, else its rollout on disk under either folder: the files are the truth, and the loop
+ * never reads the index (another connection may hold it). The index learns the row.
+ */
 int
 store_find(struct store *s, const char *id, struct thread_meta *m, char **cause)
 {
 	struct store_thread *t = store_loaded(s, id);
-	char *path = NULL, *dir;
+	char *path, *dir;
 
 	if (t != NULL) {
 		thread_meta_copy(m, &t->meta);
 		return 0;
-	}
-	if (tindex_get(s->x, id, m) == 0) {
-		if (m->path != NULL && access(m->path, F_OK) == 0) {
-			/* A scan writes its rows first and the names last: read the name meanwhile.
-			 */
-			if (s->scanning && m->name == NULL)
-				m->name = names_lookup(s->home, id);
-			return 0;
-		}
-		thread_meta_clear(m);
 	}
 	path = store_search_days(s, id);
 	if (path == NULL) {
@@ -312,9 +332,7 @@ store_find(struct store *s, const char *id, struct thread_meta *m, char **cause)
 	}
 	m->archived = strstr(path, "/" ROLLOUT_ARCHIVED "/") != NULL;
 	m->name = names_lookup(s->home, id);
-	tindex_put(s->x, m, 0);
-	if (m->name != NULL)
-		tindex_set_name(s->x, id, m->name);
+	store_ix_put(s, m);
 	free(path);
 	return 0;
 }
@@ -340,8 +358,7 @@ store_checkpoint_done(void *arg)
 	free(arg);
 }
 
-/* Count an index write; every TINDEX_CHECKPOINT_EVERY, checkpoint the WAL off the loop. */
-static void
+void
 store_count_write(struct store *s)
 {
 	if (++s->writes < TINDEX_CHECKPOINT_EVERY)
@@ -359,10 +376,7 @@ store_index_put(struct store_thread *t)
 	/* The file as it is now, so a rescan sees nothing to re-read. */
 	if (rollout_writer_stat(t->w, &t->meta.file_size, &t->meta.file_mtime_ns) != 0)
 		t->meta.file_size = rollout_writer_size(t->w);
-	tindex_put(t->s->x, &t->meta, 0);
-	if (t->meta.name != NULL)
-		tindex_set_name(t->s->x, t->meta.id, t->meta.name);
-	store_count_write(t->s);
+	store_ix_put(t->s, &t->meta);
 }
 
 /* A sync job: an fd to fdatasync and folders to fsync. */
@@ -473,62 +487,34 @@ store_maybe_rescan(struct store *s)
 	free(sig);
 }
 
-/* Answer a list from the index. */
+/* The query of a kept list, pointing into its own copies; to the index worker. */
 static void
-store_list_now(struct store *s, const struct store_list_params *p, store_list_fn cb, void *arg)
+store_list_post(struct store *s, struct store_pending_list *pl)
 {
-	struct tindex_query q = {0};
-	struct tindex_page page;
-	char *cause = NULL;
-	int r, key = store_sort_key(p->sort_key);
-	json_t *result, *data, *cwds = NULL;
+	const struct store_list_params *p = &pl->p;
+	struct tindex_query *q = &pl->q;
+	int key = store_sort_key(p->sort_key);
 
-	if (key < 0 ||
-		(p->sort_direction != NULL && strcmp(p->sort_direction, "asc") != 0 &&
-			strcmp(p->sort_direction, "desc") != 0)) {
-		cb(arg, -ERANGE, NULL, "invalid sortKey or sortDirection");
-		return;
-	}
-	q.archived = p->archived;
-	q.sort_updated = key;
-	q.ascending = p->sort_direction != NULL && strcmp(p->sort_direction, "asc") == 0;
-	q.limit = p->limit <= 0 ? TINDEX_LIST_DEFAULT
-				: (p->limit > TINDEX_LIST_MAX ? TINDEX_LIST_MAX : (int)p->limit);
-	q.cursor = p->cursor;
-	q.model_providers = p->model_providers;
-	q.default_provider = s->default_provider;
-	q.source_kinds = p->source_kinds;
+	memset(q, 0, sizeof *q);
+	q->archived = p->archived;
+	q->sort_updated = key;
+	q->ascending = p->sort_direction != NULL && strcmp(p->sort_direction, "asc") == 0;
+	q->limit = p->limit <= 0 ? TINDEX_LIST_DEFAULT
+				 : (p->limit > TINDEX_LIST_MAX ? TINDEX_LIST_MAX : (int)p->limit);
+	q->cursor = p->cursor;
+	q->model_providers = p->model_providers;
+	q->default_provider = s->default_provider;
+	q->source_kinds = p->source_kinds;
 	if (json_is_string(p->cwd))
-		q.cwds = cwds = json_pack("[O]", p->cwd);
+		q->cwds = pl->cwds = json_pack("[O]", p->cwd);
 	else
-		q.cwds = p->cwd;
-	q.search = p->search_term;
-	q.excluded_ids = p->excluded_ids;
-	r = tindex_list(s->x, &q, &page, &cause);
-	json_decref(cwds);
-	if (r != 0) {
-		cb(arg, r, NULL, cause ? cause : "thread index unavailable");
-		free(cause);
-		return;
-	}
-	data = json_array();
-	for (size_t i = 0; i < page.n; i++) {
-		struct store_thread *t = store_loaded(s, page.rows[i].id);
-
-		if (t != NULL)
-			json_array_append_new(data, store_thread_json(t, NULL));
-		else
-			json_array_append_new(
-				data, store_meta_json(s, &page.rows[i], NULL, NULL, 0));
-	}
-	result = json_pack("{s:o,s:o,s:o}", "data", data, "nextCursor",
-		page.next_cursor ? json_string(page.next_cursor) : json_null(), "backwardsCursor",
-		page.backwards_cursor ? json_string(page.backwards_cursor) : json_null());
-	tindex_page_free(&page);
-	cb(arg, 0, result, NULL);
+		q->cwds = p->cwd;
+	q->search = p->search_term;
+	q->excluded_ids = p->excluded_ids;
+	store_ix_list(s, pl);
 }
 
-/* A deep copy of list params for a request that has to wait. */
+/* A deep copy of list params: the request is answered later, on the loop. */
 static void
 store_list_keep(struct store_pending_list *pl, const struct store_list_params *p)
 {
@@ -549,6 +535,8 @@ store_list(struct store *s, const struct store_list_params *p, store_list_fn cb,
 	size_t i;
 	json_t *v;
 
+	struct store_pending_list *pl;
+
 	json_array_foreach(p->excluded_ids, i, v)
 	{
 		if (!json_is_string(v) || uuidv7_check(json_string_value(v), NULL) != 0) {
@@ -556,25 +544,27 @@ store_list(struct store *s, const struct store_list_params *p, store_list_fn cb,
 			return;
 		}
 	}
+	if (store_sort_key(p->sort_key) < 0 ||
+		(p->sort_direction != NULL && strcmp(p->sort_direction, "asc") != 0 &&
+			strcmp(p->sort_direction, "desc") != 0)) {
+		cb(arg, -ERANGE, NULL, "invalid sortKey or sortDirection");
+		return;
+	}
+	if (s->building && s->npending >= STORE_PENDING_LISTS) {
+		cb(arg, -EAGAIN, NULL, "the thread index is being rebuilt; retry shortly");
+		return;
+	}
+	pl = xcalloc(1, sizeof *pl);
+	store_list_keep(pl, p);
+	pl->cb = cb;
+	pl->arg = arg;
 	if (s->building) {
-		struct store_pending_list *pl;
-
-		if (s->npending >= STORE_PENDING_LISTS) {
-			cb(arg, -EAGAIN, NULL, "the thread index is being rebuilt; retry shortly");
-			return;
-		}
-		pl = xcalloc(1, sizeof *pl);
-		store_list_keep(pl, p);
-		pl->cb = cb;
-		pl->arg = arg;
 		TAILQ_INSERT_TAIL(&s->pending, pl, entry);
 		s->npending++;
-		if (s->loop == NULL) {
-			worker_drain(s->scan);
-			store_poll(s);
-		}
+		if (s->loop == NULL)
+			store_drain(s);
 		return;
 	}
 	store_maybe_rescan(s);
-	store_list_now(s, p, cb, arg);
+	store_list_post(s, pl);
 }

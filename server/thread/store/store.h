@@ -4,7 +4,8 @@
  * answers; the agent loop appends a running turn's records through the append API.
  *
  * Threading: every function here is called on the loop thread. Slow disk work (fdatasync,
- * directory fsyncs, index rebuilds and rescans) runs on the store's worker threads; its
+ * directory fsyncs, index rebuilds and rescans) and every SQLite call runs on the store's
+ * worker threads; its
  * completions come back on the loop (or inline when the store has no loop).
  *
  * Errors: functions return 0 or a negative errno and, on failure, a message in upstream's
@@ -12,6 +13,8 @@
  *   -EINVAL  invalid request (-32600): "invalid thread id: ...", a name that is empty, ...
  *   -ENOENT  unknown thread (-32600): "no rollout found for thread id <id>", "thread not
  *            loaded: <id>"
+ *   -EBUSY   another process writes the thread (-32600): "thread <id> already has an active
+ *            writer: process <pid> (<name>) is writing <path>"
  *   -ERANGE  invalid params (-32602, with data {"cursor": ...} for a bad cursor)
  *   other    internal error (-32603)
  */
@@ -175,9 +178,10 @@ struct store_list_params {
 /* Receives a list answer {data, nextCursor, backwardsCursor} (stolen) or r < 0 and cause. */
 typedef void (*store_list_fn)(void *arg, int r, json_t *result, const char *cause);
 /*
- * thread/list. Answers at once from the index (cb runs before this returns), except while the
- * index is being built from scratch: then cb runs when the build is done. A rescan is started
- * in the background when the rollouts may have changed (see docs/threads.md).
+ * thread/list. Answered from the index on its worker, after every index write posted before
+ * it (cb runs on the loop; without a loop, before this returns); while the index is being
+ * built from scratch, after the build. A rescan is started in the background when the rollouts
+ * may have changed (see docs/threads.md).
  */
 void store_list(struct store *s, const struct store_list_params *p, store_list_fn cb, void *arg);
 
@@ -187,7 +191,12 @@ int store_archive(struct store *s, const char *id, char **cause);
 int store_unarchive(struct store *s, const char *id, json_t **thread, char **cause);
 /* thread/delete: the rollout and its index row are removed (the thread is unloaded first). */
 int store_delete(struct store *s, const char *id, char **cause);
-/* thread/name/set: kept in session_index.jsonl (upstream's place) and the index. */
+/*
+ * thread/name/set: kept in session_index.jsonl (upstream's place) and the index. Upstream
+ * takes any non-blank name; here a name (trimmed) is at most STORE_NAME_MAX bytes, so one call
+ * cannot append megabytes, and every line stays readable (NAMES_LINE_MAX is 64 KiB).
+ */
+#define STORE_NAME_MAX 1024
 int store_set_name(struct store *s, const char *id, const char *name, char **cause);
 /* thread/metadata/update: patch gitInfo {sha, branch, originUrl}; the Thread to *thread. */
 int store_update_git(

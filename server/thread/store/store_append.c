@@ -12,6 +12,7 @@
 #include "protocol/xmalloc.h"
 #include "thread/rollout/record.h"
 #include "thread/rollout/rollout.h"
+#include "thread/rollout/rollout_lock.h"
 #include "thread/uuidv7.h"
 
 /* Append one record if the thread has a rollout; keeps updated_ms current. */
@@ -79,6 +80,15 @@ store_turn_begin(
 		r = store_put(t, ms, "turn_context", ctx);
 	json_decref(started);
 	json_decref(ctx);
+	if (r == -EBUSY) {
+		/* suspended meanwhile, and another daemon took the thread */
+		char *who = rollout_lock_who(rollout_lock_holder(t->meta.path));
+
+		*cause = xasprintf("thread %s already has an active writer: %s is writing %s",
+			t->meta.id, who, t->meta.path);
+		free(who);
+		return r;
+	}
 	if (r != 0) {
 		*cause = xasprintf("failed to write rollout: %s", strerror(-r));
 		return r;

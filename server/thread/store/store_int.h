@@ -44,10 +44,12 @@ struct store_thread {
 
 TAILQ_HEAD(store_threads, store_thread);
 
-/* A list request waiting for the first build. */
+/* A list request: waiting for the first build, then a job of the index worker. */
 struct store_pending_list {
 	TAILQ_ENTRY(store_pending_list) entry;
 	struct store_list_params p; /* strings and arrays owned here */
+	struct tindex_query q;	    /* pointing into p (and cwds) */
+	json_t *cwds;		    /* a cwd string as a one-element array */
 	store_list_fn cb;
 	void *arg;
 };
@@ -74,7 +76,16 @@ struct store {
 	char *home, *default_provider, *cli_version, *originator;
 	struct ev_loop *loop;
 	double rescan_interval;
-	struct tindex *x;
+	struct worker *index; /* the one connection of ours: every SQLite call (store_index.c) */
+	struct store_ix *ix;  /* the index worker's state: touched on that thread only */
+	ev_timer ix_timer;    /* retries kept writes while the index is locked */
+	int ix_degraded;      /* the last index job found it locked: writes are kept */
+	int ix_flushing;      /* a retry job is queued */
+	int closing;
+	int ix_stopped;	     /* the index worker is being freed: its jobs run inline */
+	json_t *gits;	     /* {id: gitInfo}: the index's git info, for wire Threads */
+	json_t *git_touched; /* {id: git_seq} set here since the last snapshot was posted */
+	uint64_t git_seq;
 	struct worker *sync; /* fdatasync, fsync of folders */
 	struct worker *scan; /* index builds and rescans */
 	struct worker *read; /* whole histories for thread/read and resume */
@@ -95,6 +106,28 @@ struct store {
 
 /* store.c */
 double store_now(void);
+/* The index connection is open (r 0) or not (cause): start the first scan, answer lists. */
+void store_ix_opened(struct store *s, int r, int fresh, const char *cause);
+/* Count an index write; every TINDEX_CHECKPOINT_EVERY, checkpoint the WAL off the loop. */
+void store_count_write(struct store *s);
+
+/*
+ * store_index.c: the index worker. Writes are posted and never waited for (kept and retried
+ * while another connection holds the lock); a list's callback runs on the loop.
+ */
+void store_ix_start(struct store *s);
+void store_ix_stop(struct store *s);
+void store_ix_put(struct store *s, const struct thread_meta *m); /* copied */
+void store_ix_delete(struct store *s, const char *id);
+void store_ix_name(struct store *s, const char *id, const char *name);
+/* Set (git non-NULL, borrowed) or clear a thread's git info, here at once and in the index. */
+void store_ix_git(struct store *s, const char *id, json_t *git);
+/* The git info of id (borrowed) or NULL. */
+json_t *store_ix_git_get(struct store *s, const char *id);
+/* Refresh the loop's git map from the index (after a scan). */
+void store_ix_gits(struct store *s);
+/* Run a list (stolen) on the worker; its callback runs on the loop. */
+void store_ix_list(struct store *s, struct store_pending_list *l);
 /* Validate and canonicalise an id; -EINVAL with "invalid thread id: ..." */
 int store_check_id(const char *id, char canon[37], char **cause);
 /* The metadata of a thread by id: loaded, indexed, or found on disk (heap copy in m). */

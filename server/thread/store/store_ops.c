@@ -43,8 +43,8 @@ store_meta_json(
 
 	if (m->source != NULL)
 		src = json_loads(m->source, JSON_DECODE_ANY, NULL);
-	if (!m->ephemeral)
-		git = tindex_git(s->x, m->id);
+	if (!m->ephemeral && (git = store_ix_git_get(s, m->id)) != NULL)
+		git = json_deep_copy(git);
 	json_object_set_new(t, "id", json_string(m->id));
 	json_object_set_new(t, "environments",
 		loaded ? json_pack("[{s:s,s:o,s:[o]}]", "environmentId", "local", "cwd",
@@ -192,7 +192,7 @@ store_archive(struct store *s, const char *id, char **cause)
 	if ((r = store_move(s, m.path, to, cause)) == 0) {
 		thread_meta_set(&m.path, to);
 		m.archived = 1;
-		tindex_put(s->x, &m, 0);
+		store_ix_put(s, &m);
 	}
 	free(to);
 	thread_meta_clear(&m);
@@ -218,7 +218,7 @@ store_unarchive(struct store *s, const char *id, json_t **thread, char **cause)
 		thread_meta_set(&m.path, to);
 		m.archived = 0;
 		m.updated_ms = rollout_now_ms(); /* upstream bumps updatedAt */
-		tindex_put(s->x, &m, 0);
+		store_ix_put(s, &m);
 		*thread = store_meta_json(s, &m, NULL, NULL, 0);
 	}
 	free(to);
@@ -240,7 +240,7 @@ store_delete(struct store *s, const char *id, char **cause)
 		*cause = xasprintf("failed to delete %s: %s", m.path, strerror(errno));
 	} else {
 		store_turnidx_forget(s, m.path);
-		tindex_delete(s->x, canon);
+		store_ix_delete(s, canon);
 		store_post_sync(s, -1, m.path, 1, NULL, NULL);
 	}
 	thread_meta_clear(&m);
@@ -266,6 +266,10 @@ store_set_name(struct store *s, const char *id, const char *name, char **cause)
 		*cause = xstrdup("thread name must not be empty");
 		return -EINVAL;
 	}
+	if (n > STORE_NAME_MAX) {
+		*cause = xasprintf("thread name must not be longer than %d bytes", STORE_NAME_MAX);
+		return -EINVAL;
+	}
 	trimmed = xstrndup(name, n);
 	t = store_loaded(s, canon);
 	if (t != NULL && t->meta.ephemeral) {
@@ -276,10 +280,8 @@ store_set_name(struct store *s, const char *id, const char *name, char **cause)
 	if ((r = store_find(s, canon, &m, cause)) == 0) {
 		if ((r = names_append(s->home, canon, trimmed)) != 0) {
 			*cause = xasprintf("failed to record the name: %s", strerror(-r));
-		} else if (tindex_set_name(s->x, canon, trimmed) != 0) {
-			r = -EIO;
-			*cause = xstrdup("thread index: failed to record the name");
 		} else {
+			store_ix_name(s, canon, trimmed);
 			/* fdatasync of session_index.jsonl on the worker (any fd of it will do). */
 			char *np = names_path(s->home);
 			int fd = open(np, O_RDONLY | O_CLOEXEC);
@@ -310,7 +312,8 @@ store_update_git(struct store *s, const char *id, json_t *patch, json_t **thread
 		return r;
 	if ((r = store_find(s, canon, &m, cause)) != 0)
 		return r;
-	git = tindex_git(s->x, canon);
+	git = store_ix_git_get(s, canon);
+	git = git != NULL ? json_deep_copy(git) : NULL;
 	if (git == NULL)
 		git = json_pack("{s:n,s:n,s:n}", "sha", "branch", "originUrl");
 	for (size_t i = 0; i < nitems(keys); i++) {
@@ -327,7 +330,7 @@ store_update_git(struct store *s, const char *id, json_t *patch, json_t **thread
 		}
 		json_object_set(git, keys[i], v);
 	}
-	tindex_set_git(s->x, canon, git);
+	store_ix_git(s, canon, git);
 	json_decref(git);
 	t = store_loaded(s, canon);
 	*thread = t != NULL ? store_thread_json(t, NULL) : store_meta_json(s, &m, NULL, NULL, 0);

@@ -278,7 +278,7 @@ store_discard(struct store_thread *t)
 		rollout_writer_close(t->w);
 		if (published) {
 			unlink(t->meta.path);
-			tindex_delete(t->s->x, t->meta.id);
+			store_ix_delete(t->s, t->meta.id);
 		}
 	}
 	store_thread_free(t);
@@ -337,6 +337,14 @@ store_resume(struct store *s, const char *id, const struct store_params *p,
 		return -ENOENT;
 	}
 	if ((r = rollout_writer_open(m.path, &w, cause)) != 0) {
+		if (r == -EBUSY) {
+			/* upstream's words for it, and who: the second daemon must not append */
+			char *why = *cause;
+
+			*cause =
+				xasprintf("thread %s already has an active writer: %s", canon, why);
+			free(why);
+		}
 		thread_meta_clear(&m);
 		return r;
 	}

@@ -9,12 +9,15 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <time.h>
 
 #include "thread_util.h"
 #include "thread/rollout/rollout.h"
+#include "thread/rollout/rollout_lock.h"
 #include "thread/rollout/rollout_reader.h"
 #include "thread/rollout/rollout_summary.h"
 #include "thread/rollout/rollout_writer.h"
@@ -363,6 +366,81 @@ test_suspend(void **state)
 	free(path);
 }
 
+/* A child process holding a writer on path until killed; its pid. */
+static pid_t
+writer_child(const char *path)
+{
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rollout_writer *w;
+		char *cause = NULL;
+
+		close(ready[0]);
+		if (rollout_writer_open(path, &w, &cause) != 0 || write(ready[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	return pid;
+}
+
+/*
+ * One writer per rollout across processes: a second one fails naming the first, a suspended
+ * writer cannot wake while another holds it, and a killed holder frees it at once.
+ */
+static void
+test_active_writer(void **state)
+{
+	char *dir = tu_tmpdir("lock"), *path = xasprintf("%s/rollout.jsonl", dir), *cause = NULL;
+	char *want;
+	struct rollout_writer *a, *b;
+	json_t *p = json_object();
+	pid_t child;
+	int status;
+
+	(void)state;
+	assert_int_equal(rollout_writer_create(path, &a, &cause), 0);
+	assert_int_equal(rollout_writer_append(a, 0, "event_msg", p), 0);
+	/* In this process too: a second writer of the same file is refused. */
+	assert_int_equal(rollout_writer_open(path, &b, &cause), -EBUSY);
+	free(cause);
+	cause = NULL;
+	rollout_writer_suspend(a); /* gives the lock back */
+	child = writer_child(path);
+	assert_int_equal(rollout_lock_holder(path), child);
+	assert_int_equal(rollout_writer_open(path, &b, &cause), -EBUSY);
+	want = xasprintf("process %d (", (int)child);
+	if (strstr(cause, want) == NULL || strstr(cause, path) == NULL)
+		fail_msg("cause \"%s\" does not name %s and the path", cause, want);
+	free(cause);
+	cause = NULL;
+	assert_int_equal(rollout_writer_append(a, 0, "event_msg", p), -EBUSY);
+	assert_true(rollout_writer_suspended(a));
+	/* A crash of the holder frees the rollout at once. */
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(rollout_lock_holder(path), 0);
+	assert_int_equal(rollout_writer_append(a, 0, "event_msg", p), 0);
+	assert_int_equal(rollout_lock_holder(path), getpid());
+	rollout_writer_close(a);
+	assert_int_equal(rollout_writer_open(path, &b, &cause), 0);
+	rollout_writer_close(b);
+	json_decref(p);
+	free(want);
+	tu_rmrf(dir);
+	free(dir);
+	free(path);
+}
+
 /* Garbage, non-records and over-long lines are skipped; unknown types and old records kept. */
 static void
 test_hostile_lines(void **state)
@@ -532,6 +610,7 @@ main(void)
 		cmocka_unit_test(test_hidden_until_published),
 		cmocka_unit_test(test_hidden_without_tmpfile),
 		cmocka_unit_test(test_suspend),
+		cmocka_unit_test(test_active_writer),
 		cmocka_unit_test(test_hostile_lines),
 		cmocka_unit_test(test_lean_short_values),
 		cmocka_unit_test(test_scan_back),

@@ -323,6 +323,29 @@ test_names(void **state)
 	assert_int_equal(store_set_name(s, id, "   ", &cause), -EINVAL);
 	free(cause);
 	cause = NULL;
+	/* A name past STORE_NAME_MAX bytes (trimmed) is refused, and nothing is appended. */
+	char *big = xmalloc(3 << 20);
+	memset(big, 'n', 3 << 20);
+	big[(3 << 20) - 1] = '\0';
+	assert_int_equal(store_set_name(s, id, big, &cause), -EINVAL);
+	assert_string_equal(cause, "thread name must not be longer than 1024 bytes");
+	free(cause);
+	cause = NULL;
+	/* Blanks around do not count: MAX bytes pass, MAX + 1 do not. */
+	memset(big, ' ', 8 + STORE_NAME_MAX + 1 + 8);
+	memset(big + 8, 'n', STORE_NAME_MAX + 1);
+	big[8 + STORE_NAME_MAX + 1 + 8] = '\0';
+	assert_int_equal(store_set_name(s, id, big, &cause), -EINVAL);
+	free(cause);
+	cause = NULL;
+	big[8 + STORE_NAME_MAX] = ' ';
+	assert_int_equal(store_set_name(s, id, big, &cause), 0);
+	free(big);
+	db = xasprintf("%s/session_index.jsonl", h.home);
+	idx = tu_read(db, NULL);
+	free(db);
+	assert_true(strlen(idx) < 2 * STORE_NAME_MAX);
+	free(idx);
 	assert_int_equal(store_set_name(s, id, "  My thread ", &cause), 0);
 	db = xasprintf("%s/session_index.jsonl", h.home);
 	idx = tu_read(db, NULL);
