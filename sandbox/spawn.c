@@ -65,6 +65,14 @@
 
 /* PATH when envp has none, as glibc's execvp uses. */
 #define SPAWN_DEFAULT_PATH "/bin:/usr/bin"
+static rlim_t spawn_nofile = RLIM_INFINITY; /* spawn_set_nofile's, for every child */
+
+void
+spawn_set_nofile(rlim_t soft)
+{
+	spawn_nofile = soft;
+}
+
 /* Ceiling of the per-fd fallback when close_range() is unavailable. */
 #define SPAWN_MAX_FD_SCAN 65536
 
@@ -99,7 +107,8 @@ struct spawn_child {
 	int slave;    /* PTY slave or -1 */
 	int report;   /* write end of the error pipe */
 	pid_t parent;
-	int maxfd; /* highest fd the close_range() fallback marks */
+	int maxfd;     /* highest fd the close_range() fallback marks */
+	rlim_t nofile; /* the soft fd limit to give the command, or RLIM_INFINITY: as it is */
 	int (*hook)(void *);
 	void *hook_arg;
 	int hook_steps; /* the hook's errors carry a step */
@@ -308,6 +317,15 @@ spawn_child(const struct spawn_child *c)
 			fcntl(fd, F_SETFD, FD_CLOEXEC);
 	}
 
+	if (c->nofile != RLIM_INFINITY) {
+		struct rlimit rl;
+
+		/* Back to the limit the daemon was given (only fds 0-2 and the report pipe). */
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && c->nofile < rl.rlim_cur) {
+			rl.rlim_cur = c->nofile;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	if (c->cwd != NULL && chdir(c->cwd) == -1)
 		spawn_child_fail(c->report, SPAWN_STAGE_CHDIR, errno, -1);
 	if (c->hook != NULL && (err = c->hook(c->hook_arg)) != 0) {
@@ -480,6 +498,7 @@ spawn_child_fill(struct spawn_child *c, const struct spawn_opts *o, const struct
 		c->stdio[2] = f->err[1];
 	}
 	c->report = f->rp[1];
+	c->nofile = spawn_nofile;
 	c->maxfd = SPAWN_MAX_FD_SCAN;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < SPAWN_MAX_FD_SCAN)
 		c->maxfd = (int)rl.rlim_cur;

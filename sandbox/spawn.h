@@ -8,6 +8,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #define SPAWN_PTY	 0x1 /* child on a new PTY: stdin, stdout and stderr are the slave */
@@ -98,6 +99,11 @@ struct spawn_proc {
  * nothing is left open and any forked child has been reaped.
  */
 int spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause);
+/*
+ * The soft fd limit every child gets (the daemon raised its own): set once at start-up, before
+ * any spawn. Unset, children inherit the daemon's.
+ */
+void spawn_set_nofile(rlim_t soft);
 /*
  * Test seam, for the libFuzzer targets only (tests/fuzz/fuzz_rpc.c): when set, spawn_start
  * calls it instead of starting o->argv, with the same contract (fill p, or fail with *cause).

@@ -21,6 +21,7 @@
 #include <ev.h>
 
 #include "sandbox/cgroup.h"
+#include "sandbox/spawn.h"
 #include "config/config.h"
 #include "daemon.h"
 #include "api/api.h"
@@ -69,19 +70,24 @@ static void daemon_eof_grace_cb(struct ev_loop *, ev_timer *, int);
 static void daemon_maybe_done(struct daemon *d);
 
 /*
- * Each process costs up to three fds: allow the hard limit (EXEC_MAX_PROCS of them fit), but
- * at most 65536, because every command inherits it and some programs still walk every
- * possible fd (closing them) at start.
+ * Each process costs up to three fds: the daemon's soft limit goes up to the hard one
+ * (EXEC_MAX_PROCS of them fit). Commands get the soft limit the daemon was started with
+ * (spawn_set_nofile): some programs walk every possible fd at start, and a command should see
+ * the limits its user set, not ours.
  */
 static void
 daemon_raise_nofile(void)
 {
 	struct rlimit rl;
+	rlim_t soft;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
+		soft = rl.rlim_cur;
+		rl.rlim_cur = rl.rlim_max;
 		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
 			log_warn("cannot raise the fd limit: %s", strerror(errno));
+		else
+			spawn_set_nofile(soft);
 	}
 }
 
