@@ -8,8 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "account/login_status.h"
+#include "api/api.h"
 #include "config/config.h"
+#include "config/features.h"
 #include "daemon.h"
 #include "io/log.h"
 #include "mockmodel/mockmodel.h"
@@ -23,8 +27,9 @@
 #include "protocol/gen/ts.h"
 
 static const char usage[] =
-	"usage: app-server [app-server] [--listen stdio://] [--max-line-bytes N] [--max-inflight N]\n"
-	"                  [--analytics-default-enabled] [-c key=value]...\n"
+	"usage: app-server [app-server] [OPTIONS]\n"
+	"       app-server login status\n"
+	"       app-server debug models [--bundled]\n"
 	"       app-server mock-model [--listen HOST:PORT] [--script FILE] [--record FILE]\n"
 	"                             [--port-file FILE]\n"
 	"       app-server generate-json-schema --out DIR\n"
@@ -36,8 +41,23 @@ static const char usage[] =
 	"\n"
 	"Serves the Codex app-server JSON-RPC protocol (v2) on stdin/stdout, one JSON\n"
 	"message per line. Logs go to stderr; set APP_SERVER_LOG=error|warn|info|debug|trace.\n"
-	"-c overrides a config.toml key (value parsed as TOML, else taken as a string).\n"
-	"--analytics-default-enabled is accepted and does nothing: no analytics are sent.\n";
+	"Options (upstream's `codex app-server` options; before or after `app-server`):\n"
+	"  -c, --config <key=value>    override a config.toml key (value parsed as TOML, else a string)\n"
+	"      --enable <FEATURE>      same as -c features.<FEATURE>=true (upstream's feature names)\n"
+	"      --disable <FEATURE>     same as -c features.<FEATURE>=false\n"
+	"      --strict-config         refuse to start when config.toml does not load\n"
+	"      --print-startup-config  check the configuration, print it as JSON, and exit\n"
+	"      --startup-client-info <JSON>  with --print-startup-config: the client's ClientInfo\n"
+	"      --startup-sign-out      with --print-startup-config: accepted, nothing to sign out\n"
+	"      --cloud-skills-snapshot <PATH>  accepted (the file must be readable); no cloud skills\n"
+	"      --code-mode-host <URL>  accepted and unused: there is no code mode\n"
+	"      --listen <URL>          stdio:// only (the default); --stdio is the same\n"
+	"      --analytics-default-enabled  accepted and does nothing: no analytics are sent\n"
+	"      --ws-auth, --ws-token-file, --ws-token-sha256, --ws-shared-secret-file, --ws-issuer,\n"
+	"      --ws-audience, --ws-max-clock-skew-seconds  refused: no WebSocket listener yet\n"
+	"      --max-line-bytes <N>    longest input line (K/M/G suffixes; default 64M)\n"
+	"      --max-inflight <N>      requests awaiting an answer before -32001\n"
+	"  -h, --help                  this text;  -V, --version  upstream's version, then ours\n";
 
 /* mkdir -p of the directory part of path. */
 static int
@@ -158,6 +178,190 @@ main_size(const char *s, size_t *out)
 	return 0;
 }
 
+/* What the serving command line asked for besides the daemon's own options. */
+struct main_cli {
+	int print_startup, strict, stdio, sign_out;
+	const char *listen, *client_info, *unknown_feature;
+};
+
+/*
+ * The value of option `name` at argv[*i] ("--name value" or "--name=value"), advancing *i
+ * past it; NULL when argv[*i] is not that option. A missing value is reported as upstream's
+ * (clap's) and ends the program with 2.
+ */
+static const char *
+main_value(int argc, char **argv, int *i, const char *name, const char *meta)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(argv[*i], name, n) == 0 && argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (strcmp(argv[*i], name) != 0)
+		return NULL;
+	if (*i + 1 >= argc) {
+		fprintf(stderr,
+			"error: a value is required for '%s %s' but none was supplied\n\n"
+			"For more information, try '--help'.\n",
+			name, meta);
+		exit(2);
+	}
+	return argv[++*i];
+}
+
+/* --enable / --disable: -c features.<name>=<on>, for the feature names upstream knows. */
+static int
+main_feature(struct main_cli *cli, const char *name, int on)
+{
+	char *kv, *cause = NULL;
+	int r = 0;
+
+	if (!config_feature_known(name)) {
+		if (cli->unknown_feature == NULL)
+			cli->unknown_feature = name;
+		return 0;
+	}
+	kv = xasprintf("features.%s=%s", name, on ? "true" : "false");
+	if (config_add_override(kv, &cause) != 0) {
+		fprintf(stderr, "app-server: %s\n", cause);
+		free(cause);
+		r = -1;
+	}
+	free(kv);
+	return r;
+}
+
+/* --listen: stdio:// is what we serve; upstream's other transports are refused by name. */
+static int
+main_listen(const char *url)
+{
+	if (strcmp(url, "stdio://") == 0)
+		return 0;
+	if (strcmp(url, "off") == 0 || strncmp(url, "unix://", 7) == 0 ||
+		strncmp(url, "ws://", 5) == 0) {
+		fprintf(stderr,
+			"app-server: --listen %s is not supported: only stdio:// is served "
+			"(WebSocket and Unix socket transports are not implemented yet)\n",
+			url);
+		return -1;
+	}
+	fprintf(stderr,
+		"error: invalid value '%s' for '--listen <URL>': unsupported --listen URL `%s`; "
+		"expected `stdio://`, `unix://`, `unix://PATH`, `ws://IP:PORT`, or `off`\n\n"
+		"For more information, try '--help'.\n",
+		url, url);
+	return -1;
+}
+
+/*
+ * --print-startup-config: upstream's answer for a configuration that loads (we read no
+ * requirements.toml, so none), or its configLoad error; the exit status.
+ */
+static int
+main_print_startup(void)
+{
+	char *cause = NULL, *msg;
+	struct config *c = config_load(&cause);
+	const char *err = c != NULL ? config_error(c) : cause;
+
+	if (err == NULL) {
+		printf("{\"appServerVersion\":\"%s\",\"configRequirements\":"
+		       "{\"supportsIndependentSpeedModes\":true,\"requirements\":null}}\n",
+			APP_SERVER_COMPAT_VERSION);
+		config_free(c);
+		return 0;
+	}
+	msg = xasprintf("failed to load configuration: %s", err);
+	json_t *doc = json_pack("{s:{s:i, s:{s:s, s:n, s:n, s:n, s:s}, s:s}}", "error", "code",
+		-32600, "data", "reason", "configLoad", "filePath", "line", "column", "detail", err,
+		"message", msg);
+	char *text = json_dumps(doc, JSON_COMPACT);
+
+	puts(text != NULL ? text : "");
+	fputs("Error: startup configuration unavailable\n", stderr);
+	free(text);
+	json_decref(doc);
+	free(msg);
+	free(cause);
+	config_free(c);
+	return 1;
+}
+
+/* The checks upstream makes once every argument was read; 0, or the exit status. */
+static int
+main_cli_check(const struct main_cli *cli)
+{
+	const char *needs = cli->client_info != NULL ? "--startup-client-info <STARTUP_CLIENT_INFO>"
+		: cli->sign_out			     ? "--startup-sign-out"
+						     : NULL;
+	json_t *info;
+	json_error_t je;
+
+	if (cli->stdio && cli->listen != NULL) {
+		fputs("error: the argument '--stdio' cannot be used with '--listen <URL>'\n",
+			stderr);
+		return 2;
+	}
+	if (needs != NULL && !cli->print_startup) {
+		fprintf(stderr,
+			"error: the following required arguments were not provided:\n"
+			"  --print-startup-config\n\nUsage: app-server --print-startup-config %s\n",
+			needs);
+		return 2;
+	}
+	if (cli->client_info != NULL) {
+		info = json_loads(cli->client_info, 0, &je);
+		if (!json_is_object(info) || !json_is_string(json_object_get(info, "name")) ||
+			!json_is_string(json_object_get(info, "version"))) {
+			fprintf(stderr,
+				"error: invalid value '%s' for '--startup-client-info "
+				"<STARTUP_CLIENT_INFO>': expected a ClientInfo object {name, "
+				"version}\n",
+				cli->client_info);
+			json_decref(info);
+			return 2;
+		}
+		json_decref(info);
+	}
+	if (cli->unknown_feature != NULL) {
+		fprintf(stderr, "Error: Unknown feature flag: %s\n", cli->unknown_feature);
+		return 1;
+	}
+	return 0;
+}
+
+/* --strict-config: a config.toml (or -c) that does not load stops the start; the status. */
+static int
+main_strict(void)
+{
+	char *cause = NULL;
+	struct config *c = config_load(&cause);
+	const char *err = c != NULL ? config_error(c) : cause;
+	int r = 0;
+
+	if (err != NULL) {
+		fprintf(stderr, "Error: %s\n", err);
+		r = 1;
+	}
+	free(cause);
+	config_free(c);
+	return r;
+}
+
+/* An option upstream has for a transport we do not serve (WebSocket auth). */
+static int
+main_ws_option(const char *arg)
+{
+	static const char *const ws[] = {"--ws-auth", "--ws-token-file", "--ws-token-sha256",
+		"--ws-shared-secret-file", "--ws-issuer", "--ws-audience",
+		"--ws-max-clock-skew-seconds"};
+
+	for (size_t k = 0; k < nitems(ws); k++)
+		if (strncmp(arg, ws[k], strlen(ws[k])) == 0 &&
+			(arg[strlen(ws[k])] == '\0' || arg[strlen(ws[k])] == '='))
+			return 1;
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -168,9 +372,10 @@ main(int argc, char **argv)
 		.max_inflight = 65536,
 		.grace = 3.0,
 	};
-	const char *out = NULL;
+	struct main_cli cli = {0};
+	const char *out = NULL, *v;
 	char *home;
-	int i = 1;
+	int i = 1, r;
 
 	log_init();
 	if (argc > 1 && strcmp(argv[1], "app-server") == 0)
@@ -197,48 +402,128 @@ main(int argc, char **argv)
 	/* CODEX_HOME is read-only in every sandbox (docs/sandbox.md, protected paths). */
 	home = home_path();
 	sandbox_set_home(home);
-	free(home);
-	if (argc > i && strcmp(argv[i], "sandbox") == 0)
+	if (argc > i && strcmp(argv[i], "sandbox") == 0) {
+		free(home);
 		return sandbox_cli_main(argc - i, argv + i);
+	}
+	/* Upstream's options may come before or after `app-server`, and before a subcommand. */
 	for (; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 ||
+			strcmp(argv[i], "help") == 0) {
 			fputs(usage, stdout);
-			return 0;
+			r = 0;
+			goto out;
 		} else if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0) {
-			printf("app-server %s (codex app-server protocol %s)\n", APP_SERVER_VERSION,
-				APP_SERVER_COMPAT_VERSION);
-			return 0;
-		} else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
-			if (strcmp(argv[++i], "stdio://") != 0) {
-				fprintf(stderr,
-					"app-server: only --listen stdio:// is supported\n");
-				return 2;
+			/* upstream's form first: clients take the first x.y.z and gate on it */
+			printf("codex-cli %s (app-server %s)\n", APP_SERVER_COMPAT_VERSION,
+				APP_SERVER_VERSION);
+			r = 0;
+			goto out;
+		} else if (strcmp(argv[i], "app-server") == 0) {
+			/* upstream's subcommand, when options came first */
+		} else if (strcmp(argv[i], "login") == 0) {
+			if (argc != i + 2 || strcmp(argv[i + 1], "status") != 0) {
+				fprintf(stderr, "app-server: only `login status` is supported\n");
+				r = 2;
+			} else
+				r = login_status_main(home, stderr);
+			goto out;
+		} else if (strcmp(argv[i], "debug") == 0) {
+			if (argc < i + 2 || strcmp(argv[i + 1], "models") != 0) {
+				fprintf(stderr, "app-server: only `debug models` is supported\n");
+				r = 2;
+			} else
+				r = debug_models_main(argc - i - 1, argv + i + 1);
+			goto out;
+		} else if ((v = main_value(argc, argv, &i, "--listen", "<URL>")) != NULL) {
+			cli.listen = v;
+			if (main_listen(v) != 0) {
+				r = 2;
+				goto out;
 			}
+		} else if (strcmp(argv[i], "--stdio") == 0) {
+			cli.stdio = 1;
 		} else if (strcmp(argv[i], "--analytics-default-enabled") == 0) {
 			/* Upstream's VS Code extension passes it; we send no analytics at all. */
-		} else if (strcmp(argv[i], "--max-inflight") == 0 && i + 1 < argc) {
-			if (main_size(argv[++i], &opts.max_inflight) != 0) {
-				fprintf(stderr, "app-server: bad --max-inflight %s\n", argv[i]);
-				return 2;
+		} else if (strcmp(argv[i], "--strict-config") == 0) {
+			cli.strict = 1;
+		} else if (strcmp(argv[i], "--print-startup-config") == 0) {
+			cli.print_startup = 1;
+		} else if (strcmp(argv[i], "--startup-sign-out") == 0) {
+			/* there is no managed auth path to sign out of */
+			cli.sign_out = 1;
+		} else if ((v = main_value(argc, argv, &i, "--startup-client-info",
+				    "<STARTUP_CLIENT_INFO>")) != NULL) {
+			cli.client_info = v;
+		} else if ((v = main_value(argc, argv, &i, "--enable", "<FEATURE>")) != NULL) {
+			if (main_feature(&cli, v, 1) != 0) {
+				r = 2;
+				goto out;
 			}
-		} else if ((strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0) &&
-			i + 1 < argc) {
+		} else if ((v = main_value(argc, argv, &i, "--disable", "<FEATURE>")) != NULL) {
+			if (main_feature(&cli, v, 0) != 0) {
+				r = 2;
+				goto out;
+			}
+		} else if ((v = main_value(argc, argv, &i, "--cloud-skills-snapshot", "<PATH>")) !=
+			NULL) {
+			/* no cloud skills here; upstream fails on a file it cannot read, as we do
+			 */
+			if (access(v, R_OK) != 0) {
+				fprintf(stderr,
+					"Error: cannot read skill snapshot: %s (os error %d)\n",
+					strerror(errno), errno);
+				r = 1;
+				goto out;
+			}
+		} else if (main_value(argc, argv, &i, "--code-mode-host", "<URL>") != NULL) {
+			/* no code mode: the host is never contacted */
+		} else if (main_ws_option(argv[i])) {
+			fprintf(stderr,
+				"app-server: %s is for WebSocket listeners (--listen ws://), which are "
+				"not implemented yet: only stdio:// is served\n",
+				argv[i]);
+			r = 2;
+			goto out;
+		} else if ((v = main_value(argc, argv, &i, "--max-inflight", "<N>")) != NULL) {
+			if (main_size(v, &opts.max_inflight) != 0) {
+				fprintf(stderr, "app-server: bad --max-inflight %s\n", v);
+				r = 2;
+				goto out;
+			}
+		} else if ((v = main_value(argc, argv, &i, "--config", "<key=value>")) != NULL ||
+			(v = main_value(argc, argv, &i, "-c", "<key=value>")) != NULL) {
 			char *cause = NULL;
 
-			if (config_add_override(argv[++i], &cause) != 0) {
+			if (config_add_override(v, &cause) != 0) {
 				fprintf(stderr, "app-server: %s\n", cause);
 				free(cause);
-				return 2;
+				r = 2;
+				goto out;
 			}
-		} else if (strcmp(argv[i], "--max-line-bytes") == 0 && i + 1 < argc) {
-			if (main_size(argv[++i], &opts.max_line) != 0) {
-				fprintf(stderr, "app-server: bad --max-line-bytes %s\n", argv[i]);
-				return 2;
+		} else if ((v = main_value(argc, argv, &i, "--max-line-bytes", "<N>")) != NULL) {
+			if (main_size(v, &opts.max_line) != 0) {
+				fprintf(stderr, "app-server: bad --max-line-bytes %s\n", v);
+				r = 2;
+				goto out;
 			}
 		} else {
 			fprintf(stderr, "app-server: unknown argument %s\n%s", argv[i], usage);
-			return 2;
+			r = 2;
+			goto out;
 		}
 	}
+	if ((r = main_cli_check(&cli)) != 0)
+		goto out;
+	if (cli.print_startup) {
+		r = main_print_startup();
+		goto out;
+	}
+	if (cli.strict && (r = main_strict()) != 0)
+		goto out;
+	free(home);
 	return daemon_run(&opts);
+out:
+	free(home);
+	return r;
 }

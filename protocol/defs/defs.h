@@ -92,6 +92,26 @@ extern const struct pdef pdefs_turn[];
 /* Every method, terminated by a NULL method. */
 extern const struct pmethod pmethods[];
 
+/*
+ * An experimental method or params member (upstream's #[experimental]), refused with -32600
+ * "<method>[.<member>] requires experimentalApi capability" to a connection that did not ask
+ * for experimentalApi in initialize (defs_experimental.c).
+ */
+#define PX_TRUE_ONLY 0x1 /* a plain boolean: only true needs the capability */
+
+struct pexperimental {
+	const char *method;
+	const char *field; /* a member of params, or NULL: the whole method */
+	unsigned flags;
+};
+
+/* Terminated by a NULL method. */
+extern const struct pexperimental pexperimentals[];
+/* True when the whole method is experimental. */
+int defs_experimental_method(const char *method);
+/* What of a request needs experimentalApi: "" (the method), a member's name, or NULL. */
+const char *defs_experimental_gate(const char *method, const json_t *params);
+
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *defs_find(const char *name);
 /* Call fn for every definition, in declaration order. */

@@ -31,7 +31,16 @@ static const struct penum personality_values[] = {{"none"}, {"friendly"}, {"prag
 
 static const struct penum thread_start_source_values[] = {{"startup"}, {"clear"}, {NULL}};
 
+static const struct pfield active_permission_profile_fields[] = {
+	{"extends", "string?", 0, "null", NULL},
+	{"id", "string", PF_REQ, NULL, NULL},
+	{NULL},
+};
+
 static const struct pfield thread_start_response_fields[] = {
+	{"activePermissionProfile", "ActivePermissionProfile?", 0, "null",
+		"The profile that produced the permissions: `:read-only` when no sandbox mode was "
+		"chosen, else null."},
 	{"approvalPolicy", "AskForApproval", PF_REQ, NULL, NULL},
 	{"approvalsReviewer", "ApprovalsReviewer", PF_REQ, NULL, NULL},
 	{"cwd", "AbsolutePathBuf", PF_REQ, NULL, NULL},
@@ -39,7 +48,11 @@ static const struct pfield thread_start_response_fields[] = {
 	{"instructionSources", "LegacyAppPathString[]", 0, "[]", NULL},
 	{"model", "string", PF_REQ, NULL, NULL},
 	{"modelProvider", "string", PF_REQ, NULL, NULL},
+	{"multiAgentMode", "MultiAgentMode", 0, "\"explicitRequestOnly\"",
+		"Always explicitRequestOnly (upstream: deprecated)."},
 	{"reasoningEffort", "ReasoningEffort?", 0, NULL, NULL},
+	{"runtimeWorkspaceRoots", "AbsolutePathBuf[]", 0, "[]",
+		"The thread's workspace roots: its cwd."},
 	{"sandbox", "SandboxPolicy", PF_REQ, NULL, NULL},
 	{"serviceTier", "string?", 0, NULL, NULL},
 	{"thread", "Thread", PF_REQ, NULL, NULL},
@@ -134,6 +147,9 @@ static const struct pfield thread_resume_params_fields[] = {
 };
 
 static const struct pfield thread_resume_response_fields[] = {
+	{"activePermissionProfile", "ActivePermissionProfile?", 0, "null",
+		"The profile that produced the permissions: `:read-only` when no sandbox mode was "
+		"chosen, else null."},
 	{"approvalPolicy", "AskForApproval", PF_REQ, NULL, NULL},
 	{"approvalsReviewer", "ApprovalsReviewer", PF_REQ, NULL, NULL},
 	{"collaborationMode", "CollaborationMode?", 0, NULL, NULL},
@@ -143,7 +159,11 @@ static const struct pfield thread_resume_response_fields[] = {
 	{"itemsBackwardsCursor", "string?", 0, "null", NULL},
 	{"model", "string", PF_REQ, NULL, NULL},
 	{"modelProvider", "string", PF_REQ, NULL, NULL},
+	{"multiAgentMode", "MultiAgentMode", 0, "\"explicitRequestOnly\"",
+		"Always explicitRequestOnly (upstream: deprecated)."},
 	{"reasoningEffort", "ReasoningEffort?", 0, NULL, NULL},
+	{"runtimeWorkspaceRoots", "AbsolutePathBuf[]", 0, "[]",
+		"The thread's workspace roots: its cwd."},
 	{"sandbox", "SandboxPolicy", PF_REQ, NULL, NULL},
 	{"serviceTier", "string?", 0, NULL, NULL},
 	{"thread", "Thread", PF_REQ, NULL, NULL},
@@ -186,6 +206,9 @@ static const struct pfield thread_fork_params_fields[] = {
 };
 
 static const struct pfield thread_fork_response_fields[] = {
+	{"activePermissionProfile", "ActivePermissionProfile?", 0, "null",
+		"The profile that produced the permissions: `:read-only` when no sandbox mode was "
+		"chosen, else null."},
 	{"approvalPolicy", "AskForApproval", PF_REQ, NULL, NULL},
 	{"approvalsReviewer", "ApprovalsReviewer", PF_REQ, NULL, NULL},
 	{"cwd", "AbsolutePathBuf", PF_REQ, NULL, NULL},
@@ -193,7 +216,11 @@ static const struct pfield thread_fork_response_fields[] = {
 	{"instructionSources", "LegacyAppPathString[]", 0, "[]", NULL},
 	{"model", "string", PF_REQ, NULL, NULL},
 	{"modelProvider", "string", PF_REQ, NULL, NULL},
+	{"multiAgentMode", "MultiAgentMode", 0, "\"explicitRequestOnly\"",
+		"Always explicitRequestOnly (upstream: deprecated)."},
 	{"reasoningEffort", "ReasoningEffort?", 0, NULL, NULL},
+	{"runtimeWorkspaceRoots", "AbsolutePathBuf[]", 0, "[]",
+		"The thread's workspace roots: its cwd."},
 	{"sandbox", "SandboxPolicy", PF_REQ, NULL, NULL},
 	{"serviceTier", "string?", 0, NULL, NULL},
 	{"thread", "Thread", PF_REQ, NULL, NULL},
@@ -408,6 +435,17 @@ const struct pdef pdefs_thread[] = {
 	{.name = "ThreadStartSource", .kind = PD_ENUM, .values = thread_start_source_values},
 	{.name = "ThreadSource", .kind = PD_ALIAS, .schema = "{\"type\": \"string\"}"},
 	{.name = "ThreadStartResponse", .kind = PD_STRUCT, .fields = thread_start_response_fields},
+	{.name = "ActivePermissionProfile",
+		.kind = PD_STRUCT,
+		.doc = "A named or built-in permission profile (`:read-only`, `:workspace`, ...).",
+		.fields = active_permission_profile_fields},
+	{.name = "MultiAgentMode",
+		.kind = PD_ALIAS,
+		.schema = "{\"oneOf\": [{\"enum\": [\"explicitRequestOnly\", \"proactive\"], "
+			  "\"type\": \"string\"}, {\"additionalProperties\": false, "
+			  "\"properties\": {\"custom\": {\"type\": \"string\"}}, "
+			  "\"required\": [\"custom\"], \"title\": \"CustomMultiAgentMode\", "
+			  "\"type\": \"object\"}]}"},
 	{.name = "Thread", .kind = PD_STRUCT, .fields = thread_fields},
 	{.name = "GitInfo", .kind = PD_STRUCT, .fields = git_info_fields},
 	{.name = "ThreadHistoryMode", .kind = PD_ENUM, .values = thread_history_mode_values},

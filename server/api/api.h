@@ -47,5 +47,11 @@ extern const struct rpc_method api_thread_read_methods[];
 extern const struct rpc_method api_thread_ops_methods[];
 /* Load the configuration and send a configWarning for each problem (once, after initialize). */
 void config_api_warnings(struct rpc *r);
+struct config;
+struct model_provider;
+/* model/list's catalogue of a provider: an array of Model objects (new reference). */
+json_t *config_api_catalog(const struct config *c, const struct model_provider *p);
+/* debug_models.c: `debug models`, the catalogue in upstream's models.json shape, on stdout. */
+int debug_models_main(int argc, char **argv);
 
 #endif

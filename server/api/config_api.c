@@ -69,7 +69,7 @@ config_api_model_entry(const char *id, const char *description, const char *effo
 }
 
 /* Every model of a provider: the known ones for openai, else the configured one. */
-static json_t *
+json_t *
 config_api_catalog(const struct config *c, const struct model_provider *p)
 {
 	json_t *list = json_array();

@@ -255,20 +255,51 @@ thread_sandbox_policy(const char *mode)
 		json_is_true(config_get(cfg, "sandbox_workspace_write.exclude_slash_tmp")));
 }
 
-/* start, resume and fork's result around a Thread (stolen). */
+/*
+ * The permission profile upstream names as active: its built-in `:read-only` when the
+ * sandbox is the implicit default (neither the request, its `config`, nor config.toml chose a
+ * sandbox mode), else none (a legacy sandbox mode was chosen and no profile produced it).
+ */
+static int
+thread_profile_implicit(const json_t *params)
+{
+	const struct config *cfg = config_cache_get();
+	const json_t *cfgo = json_object_get(params, "config");
+
+	if (json_string_value(json_object_get(params, "sandbox")) != NULL ||
+		json_string_value(json_object_get(cfgo, "sandbox_mode")) != NULL)
+		return 0;
+	return config_error(cfg) != NULL ||
+		json_string_value(config_get(cfg, "sandbox_mode")) == NULL;
+}
+
+/*
+ * start, resume and fork's result around a Thread (stolen), members in upstream's order.
+ * disabledPluginIds, runtimeWorkspaceRoots, activePermissionProfile and multiAgentMode are
+ * experimental in upstream's schema, yet it sends them to every client: so do we, with the
+ * values it sends for what we support (no plugins, the cwd as the one workspace root,
+ * multiAgentMode fixed at explicitRequestOnly).
+ */
 static json_t *
-thread_result(struct store_thread *t, json_t *thread)
+thread_result(struct store_thread *t, json_t *thread, int implicit_profile)
 {
 	const struct thread_meta *m = store_thread_meta(t);
 	json_t *ap = store_thread_approval(t);
+	const char *cwd = m->cwd != NULL ? m->cwd : "/";
+	json_t *sandbox = thread_sandbox_policy(store_thread_sandbox(t)), *profile = json_null();
 
-	return json_pack("{s:o, s:s, s:s, s:n, s:s, s:o, s:s, s:o, s:s?, s:[]}", "thread", thread,
-		"model", m->model != NULL ? m->model : config_model(config_cache_get()),
-		"modelProvider", m->model_provider != NULL ? m->model_provider : "", "serviceTier",
-		"cwd", m->cwd != NULL ? m->cwd : "/", "approvalPolicy",
-		ap != NULL ? json_incref(ap) : json_string("on-request"), "approvalsReviewer",
-		"user", "sandbox", thread_sandbox_policy(store_thread_sandbox(t)),
-		"reasoningEffort", m->effort, "instructionSources");
+	if (implicit_profile &&
+		strcmp(json_string_value(json_object_get(sandbox, "type")), "readOnly") == 0)
+		profile = json_pack("{s:s, s:n}", "id", ":read-only", "extends");
+	return json_pack("{s:o, s:s, s:s, s:n, s:[], s:s, s:[s], s:[], s:o, s:s, s:o, s:o, s:s?, "
+			 "s:s}",
+		"thread", thread, "model",
+		m->model != NULL ? m->model : config_model(config_cache_get()), "modelProvider",
+		m->model_provider != NULL ? m->model_provider : "", "serviceTier",
+		"disabledPluginIds", "cwd", cwd, "runtimeWorkspaceRoots", cwd, "instructionSources",
+		"approvalPolicy", ap != NULL ? json_incref(ap) : json_string("on-request"),
+		"approvalsReviewer", "user", "sandbox", sandbox, "activePermissionProfile", profile,
+		"reasoningEffort", m->effort, "multiAgentMode", "explicitRequestOnly");
 }
 
 /* A string param, or NULL. */
@@ -406,7 +437,7 @@ thread_start(struct session *s, struct rpc_req *req, json_t *params)
 	json_decref(p.approval_policy);
 	thread = store_thread_json(t, NULL);
 	thread_api_subscribe(s, store_thread_id(t), 1);
-	rpc_reply(req, thread_result(t, json_incref(thread)));
+	rpc_reply(req, thread_result(t, json_incref(thread), thread_profile_implicit(params)));
 	rpc_notify(s->rpc, "thread/started", json_pack("{s:o}", "thread", thread));
 	turn_api_thread_opened(s, store_thread_id(t));
 }
@@ -469,6 +500,7 @@ struct thread_resume {
 	struct session *s;
 	struct rpc_req *req;
 	char id[40];
+	int implicit_profile; /* thread_profile_implicit of the request */
 };
 
 static void
@@ -490,7 +522,7 @@ thread_resume_read_cb(
 		return;
 	}
 	/* thread_result's members without the thread, which goes first as text */
-	rest = thread_result(t, json_null());
+	rest = thread_result(t, json_null(), x->implicit_profile);
 	json_object_del(rest, "thread");
 	thread_api_reply_thread(x->req, thread, turns, turns_len, rest);
 	free(x);
@@ -534,6 +566,7 @@ thread_resume(struct session *s, struct rpc_req *req, json_t *params)
 	x = xcalloc(1, sizeof *x);
 	x->s = s;
 	x->req = req;
+	x->implicit_profile = thread_profile_implicit(params);
 	snprintf(x->id, sizeof x->id, "%s", store_thread_id(t));
 	store_read_async(st, x->id, !json_is_true(json_object_get(params, "excludeTurns")),
 		thread_resume_read_cb, x);
@@ -573,7 +606,7 @@ thread_fork(struct session *s, struct rpc_req *req, json_t *params)
 	}
 	thread = store_thread_json(t, turns);
 	thread_api_subscribe(s, store_thread_id(t), 1);
-	rpc_reply(req, thread_result(t, json_incref(thread)));
+	rpc_reply(req, thread_result(t, json_incref(thread), thread_profile_implicit(params)));
 	json_object_set_new(thread, "turns", json_array());
 	rpc_notify(s->rpc, "thread/started", json_pack("{s:o}", "thread", thread));
 	turn_api_thread_opened(s, store_thread_id(t));

@@ -5,7 +5,8 @@
  *   then by shape: request {method, id} / notification {method} / response {id, result|error};
  *   for a request: bad id (-32600), unknown method (-32601), before initialize (-32600
  *   "Not initialized"), too many unanswered requests (-32001), params failing the schema
- *   (-32602 with data {path, keyword, message}), then the handler.
+ *   (-32602 with data {path, keyword, message}), NUL in strings (-32602), an experimental
+ *   method or member without experimentalApi (-32600, rpc_gate.c), then the handler.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -161,7 +162,7 @@ rpc_send_error_n(
 }
 
 /* An error answer with a given id (null when unknown). */
-static void
+void
 rpc_send_error(struct rpc *r, json_t *id, int code, const char *message, json_t *data)
 {
 	rpc_send_error_n(r, id, code, message, strlen(message), data);
@@ -300,6 +301,8 @@ rpc_request(struct rpc *r, json_t *msg, const char *method, json_t *id)
 	char *why = NULL;
 
 	if (h == NULL || strlen(method) != json_string_length(json_object_get(msg, "method"))) {
+		if (h == NULL && rpc_gate_unknown(r, id, method))
+			goto out;
 		why = xasprintf("Method not found: %s", method);
 		rpc_send_error(r, id, RPC_METHOD_NOT_FOUND, why, NULL);
 		goto out;
@@ -317,7 +320,7 @@ rpc_request(struct rpc *r, json_t *msg, const char *method, json_t *id)
 		rpc_send_error(r, id, RPC_INVALID_PARAMS, why, data);
 		goto out;
 	}
-	if (rpc_nul_refuse(r, id, params))
+	if (rpc_nul_refuse(r, id, params) || rpc_gate_refuse(r, id, method, params))
 		goto out;
 	req = xcalloc(1, sizeof *req);
 	req->conn = r;

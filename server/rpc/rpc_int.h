@@ -28,6 +28,7 @@ struct rpc {
 
 /* rpc.c */
 void rpc_send(struct rpc *r, json_t *msg);
+void rpc_send_error(struct rpc *r, json_t *id, int code, const char *message, json_t *data);
 void rpc_send_error_n(
 	struct rpc *r, json_t *id, int code, const char *message, size_t mlen, json_t *data);
 /* rpc_call.c: a response from the client; the id is a string or an integer. */
@@ -36,5 +37,8 @@ void rpc_call_cancel_all(struct rpc *r);
 /* rpc_nul.c */
 char *rpc_nul_mark(const char *line, size_t len);
 int rpc_nul_refuse(struct rpc *r, json_t *id, const json_t *params);
+/* rpc_gate.c: the experimentalApi gate; 1 when the request was answered (refused). */
+int rpc_gate_refuse(struct rpc *r, json_t *id, const char *method, const json_t *params);
+int rpc_gate_unknown(struct rpc *r, json_t *id, const char *method);
 
 #endif

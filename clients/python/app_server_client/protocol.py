@@ -792,6 +792,8 @@ ThreadSource: TypeAlias = str
 
 
 class ThreadStartResponse(TypedDict, total=False):
+    #: The profile that produced the permissions: `:read-only` when no sandbox mode was chosen, else null.
+    activePermissionProfile: Optional["ActivePermissionProfile"]
     approvalPolicy: Required["AskForApproval"]
     approvalsReviewer: Required["ApprovalsReviewer"]
     cwd: Required["AbsolutePathBuf"]
@@ -799,10 +801,27 @@ class ThreadStartResponse(TypedDict, total=False):
     instructionSources: List["LegacyAppPathString"]
     model: Required[str]
     modelProvider: Required[str]
+    #: Always explicitRequestOnly (upstream: deprecated).
+    multiAgentMode: "MultiAgentMode"
     reasoningEffort: Optional["ReasoningEffort"]
+    #: The thread's workspace roots: its cwd.
+    runtimeWorkspaceRoots: List["AbsolutePathBuf"]
     sandbox: Required["SandboxPolicy"]
     serviceTier: Optional[str]
     thread: Required["Thread"]
+
+
+class ActivePermissionProfile(TypedDict, total=False):
+    """A named or built-in permission profile (`:read-only`, `:workspace`, ...)."""
+    extends: Optional[str]
+    id: Required[str]
+
+
+class MultiAgentModeCustom(TypedDict, total=False):
+    custom: Required[str]
+
+
+MultiAgentMode: TypeAlias = Union[Literal["explicitRequestOnly", "proactive"], "MultiAgentModeCustom"]
 
 
 class Thread(TypedDict, total=False):
@@ -932,6 +951,8 @@ class ThreadResumeParams(TypedDict, total=False):
 
 
 class ThreadResumeResponse(TypedDict, total=False):
+    #: The profile that produced the permissions: `:read-only` when no sandbox mode was chosen, else null.
+    activePermissionProfile: Optional["ActivePermissionProfile"]
     approvalPolicy: Required["AskForApproval"]
     approvalsReviewer: Required["ApprovalsReviewer"]
     collaborationMode: Optional["CollaborationMode"]
@@ -941,7 +962,11 @@ class ThreadResumeResponse(TypedDict, total=False):
     itemsBackwardsCursor: Optional[str]
     model: Required[str]
     modelProvider: Required[str]
+    #: Always explicitRequestOnly (upstream: deprecated).
+    multiAgentMode: "MultiAgentMode"
     reasoningEffort: Optional["ReasoningEffort"]
+    #: The thread's workspace roots: its cwd.
+    runtimeWorkspaceRoots: List["AbsolutePathBuf"]
     sandbox: Required["SandboxPolicy"]
     serviceTier: Optional[str]
     thread: Required["Thread"]
@@ -981,6 +1006,8 @@ class ThreadForkParams(TypedDict, total=False):
 
 
 class ThreadForkResponse(TypedDict, total=False):
+    #: The profile that produced the permissions: `:read-only` when no sandbox mode was chosen, else null.
+    activePermissionProfile: Optional["ActivePermissionProfile"]
     approvalPolicy: Required["AskForApproval"]
     approvalsReviewer: Required["ApprovalsReviewer"]
     cwd: Required["AbsolutePathBuf"]
@@ -988,7 +1015,11 @@ class ThreadForkResponse(TypedDict, total=False):
     instructionSources: List["LegacyAppPathString"]
     model: Required[str]
     modelProvider: Required[str]
+    #: Always explicitRequestOnly (upstream: deprecated).
+    multiAgentMode: "MultiAgentMode"
     reasoningEffort: Optional["ReasoningEffort"]
+    #: The thread's workspace roots: its cwd.
+    runtimeWorkspaceRoots: List["AbsolutePathBuf"]
     sandbox: Required["SandboxPolicy"]
     serviceTier: Optional[str]
     thread: Required["Thread"]

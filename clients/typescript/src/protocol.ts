@@ -1005,6 +1005,10 @@ export type ThreadStartSource = "startup" | "clear";
 export type ThreadSource = string;
 
 export type ThreadStartResponse = {
+  /**
+   * The profile that produced the permissions: `:read-only` when no sandbox mode was chosen, else null.
+   */
+  activePermissionProfile?: ActivePermissionProfile | null;
   approvalPolicy: AskForApproval;
   approvalsReviewer: ApprovalsReviewer;
   cwd: AbsolutePathBuf;
@@ -1012,11 +1016,31 @@ export type ThreadStartResponse = {
   instructionSources?: Array<LegacyAppPathString>;
   model: string;
   modelProvider: string;
+  /**
+   * Always explicitRequestOnly (upstream: deprecated).
+   */
+  multiAgentMode?: MultiAgentMode;
   reasoningEffort?: ReasoningEffort | null;
+  /**
+   * The thread's workspace roots: its cwd.
+   */
+  runtimeWorkspaceRoots?: Array<AbsolutePathBuf>;
   sandbox: SandboxPolicy;
   serviceTier?: string | null;
   thread: Thread;
 };
+
+/**
+ * A named or built-in permission profile (`:read-only`, `:workspace`, ...).
+ */
+export type ActivePermissionProfile = {
+  extends?: string | null;
+  id: string;
+};
+
+export type MultiAgentMode =
+  | "explicitRequestOnly" | "proactive"
+  | { custom: string };
 
 export type Thread = {
   agentNickname?: string | null;
@@ -1116,6 +1140,10 @@ export type ThreadResumeParams = {
 };
 
 export type ThreadResumeResponse = {
+  /**
+   * The profile that produced the permissions: `:read-only` when no sandbox mode was chosen, else null.
+   */
+  activePermissionProfile?: ActivePermissionProfile | null;
   approvalPolicy: AskForApproval;
   approvalsReviewer: ApprovalsReviewer;
   collaborationMode?: CollaborationMode | null;
@@ -1125,7 +1153,15 @@ export type ThreadResumeResponse = {
   itemsBackwardsCursor?: string | null;
   model: string;
   modelProvider: string;
+  /**
+   * Always explicitRequestOnly (upstream: deprecated).
+   */
+  multiAgentMode?: MultiAgentMode;
   reasoningEffort?: ReasoningEffort | null;
+  /**
+   * The thread's workspace roots: its cwd.
+   */
+  runtimeWorkspaceRoots?: Array<AbsolutePathBuf>;
   sandbox: SandboxPolicy;
   serviceTier?: string | null;
   thread: Thread;
@@ -1164,6 +1200,10 @@ export type ThreadForkParams = {
 };
 
 export type ThreadForkResponse = {
+  /**
+   * The profile that produced the permissions: `:read-only` when no sandbox mode was chosen, else null.
+   */
+  activePermissionProfile?: ActivePermissionProfile | null;
   approvalPolicy: AskForApproval;
   approvalsReviewer: ApprovalsReviewer;
   cwd: AbsolutePathBuf;
@@ -1171,7 +1211,15 @@ export type ThreadForkResponse = {
   instructionSources?: Array<LegacyAppPathString>;
   model: string;
   modelProvider: string;
+  /**
+   * Always explicitRequestOnly (upstream: deprecated).
+   */
+  multiAgentMode?: MultiAgentMode;
   reasoningEffort?: ReasoningEffort | null;
+  /**
+   * The thread's workspace roots: its cwd.
+   */
+  runtimeWorkspaceRoots?: Array<AbsolutePathBuf>;
   sandbox: SandboxPolicy;
   serviceTier?: string | null;
   thread: Thread;
