@@ -17,6 +17,12 @@ const struct pmethod pmethods[] = {
 		"v2", NULL},
 	{"model/list", PM_REQUEST, "ModelListParams", "ModelListResponse", "v2",
 		"Models known for the configured (or given) provider."},
+	{"permissionProfile/list", PM_REQUEST, "PermissionProfileListParams",
+		"PermissionProfileListResponse", "v2",
+		"Built-in and config.toml permission profiles."},
+	{"collaborationMode/list", PM_REQUEST, "CollaborationModeListParams",
+		"CollaborationModeListResponse", "v2",
+		"Experimental: the collaboration mode presets."},
 	{"config/read", PM_REQUEST, "ConfigReadParams", "ConfigReadResponse", "v2",
 		"The effective configuration, where each key came from, and optionally the layers."},
 	{"account/read", PM_REQUEST, "GetAccountParams", "GetAccountResponse", "v2",
@@ -136,8 +142,8 @@ const struct pmethod pmethods[] = {
 	{NULL},
 };
 
-static const struct pdef *const pdef_groups[] = {
-	pdefs_core, pdefs_exec, pdefs_config, pdefs_fs, pdefs_thread, pdefs_item, pdefs_turn};
+static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config, pdefs_fs,
+	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

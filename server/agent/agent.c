@@ -82,6 +82,7 @@ agent_free(struct agent *a)
 		agent_end(a->turn);
 	agent_history_clear(a);
 	shell_snapshot_free(a->snap); /* its file goes with the thread, as upstream's */
+	free(a->collab_last);
 	approval_cache_free(a->cache);
 	free(a->rollout_path);
 	free((char *)a->c.thread_id);
@@ -411,6 +412,7 @@ agent_turn_copy(struct agent_turn *t, const struct agent_turn_opts *o)
 	t->o.model = xstrdup(o->model);
 	t->o.effort = o->effort != NULL ? xstrdup(o->effort) : NULL;
 	t->o.summary = o->summary != NULL ? xstrdup(o->summary) : NULL;
+	t->o.collab_message = NULL; /* used at the start only (agent_collab) */
 	t->provider = config_provider_dup(o->provider);
 	t->o.provider = t->provider;
 	if (t->o.context_window <= 0)
@@ -456,6 +458,25 @@ agent_turn_new(struct agent *a, const struct agent_turn_opts *o, const struct ag
 	return t;
 }
 
+/*
+ * A collaboration mode selected by the turn: its developer message joins the history (and
+ * the rollout) before the user's input, once per change of mode, as upstream does.
+ */
+static void
+agent_collab(struct agent *a, const char *message)
+{
+	json_t *dev;
+
+	if (message == NULL || (a->collab_last != NULL && strcmp(a->collab_last, message) == 0))
+		return;
+	dev = agent_text_message("developer", message);
+	if (a->c.thread != NULL)
+		store_append_response_item(a->c.thread, dev);
+	agent_history_add(a, dev);
+	free(a->collab_last);
+	a->collab_last = xstrdup(message);
+}
+
 int
 agent_turn_start(struct agent *a, const struct agent_turn_opts *o, const struct agent_sink *sink,
 	void *arg, char **cause)
@@ -469,6 +490,7 @@ agent_turn_start(struct agent *a, const struct agent_turn_opts *o, const struct 
 		json_decref(user);
 		return -1;
 	}
+	agent_collab(a, o->collab_message);
 	/* The model's first new input; its item is reported from the loop (agent_advance). */
 	if (a->c.thread != NULL)
 		store_append_response_item(a->c.thread, user);

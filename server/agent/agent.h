@@ -111,6 +111,9 @@ struct agent_turn_opts {
 	int64_t context_window;		       /* 0: AGENT_CONTEXT_WINDOW */
 	unsigned max_processes;		       /* per tool command */
 	unsigned tools; /* enum tool_spec mask offered to the model; 0: the default */
+	/* A collaboration mode's developer message (collab_mode.h) this turn selected, or NULL:
+	 * it goes before the user's input unless it is the last one the thread was given. */
+	const char *collab_message;
 };
 
 /* Start a turn (none may be running); 0, or -1 with *cause. The sink reports from now on. */

@@ -127,6 +127,7 @@ struct agent {
 	struct agent_cmd *sessions[AGENT_SESSIONS]; /* exec_command processes alive */
 	struct token_totals total;		    /* the thread's usage so far */
 	struct shell_snapshot *snap; /* the login shell's set-up, for -lc calls (or NULL) */
+	char *collab_last;	     /* the last collaboration mode message given, or NULL */
 };
 
 struct agent_turn {

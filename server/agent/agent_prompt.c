@@ -138,7 +138,26 @@ agent_docs(const char *cwd)
 	return msg;
 }
 
-/* The sandbox mode's word for a wire SandboxPolicy. */
+/* The sandbox mode's word for a managed profile's file system: what it lets commands do. */
+static const char *
+agent_managed_word(const json_t *fs)
+{
+	const char *type = json_string_value(json_object_get(fs, "type"));
+	const json_t *e;
+	size_t i;
+
+	if (type == NULL || strcmp(type, "unrestricted") == 0)
+		return "danger-full-access";
+	json_array_foreach(json_object_get(fs, "entries"), i, e)
+	{
+		if (json_is_string(json_object_get(e, "access")) &&
+			strcmp(json_string_value(json_object_get(e, "access")), "write") == 0)
+			return "workspace-write";
+	}
+	return "read-only";
+}
+
+/* The sandbox mode's word for a wire SandboxPolicy (or PermissionProfile). */
 static const char *
 agent_sandbox_word(const json_t *policy)
 {
@@ -148,6 +167,8 @@ agent_sandbox_word(const json_t *policy)
 		return "read-only";
 	if (strcmp(type, "workspaceWrite") == 0)
 		return "workspace-write";
+	if (strcmp(type, "managed") == 0) /* a profile: its file system says */
+		return agent_managed_word(json_object_get(policy, "fileSystem"));
 	return "danger-full-access";
 }
 

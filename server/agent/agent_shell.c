@@ -59,7 +59,31 @@ agent_workdir(const struct agent_turn *t, const char *w)
 	return xasprintf("%s/%s", t->o.cwd, w);
 }
 
-/* The wire SandboxPolicy as the approval rules see it. */
+/*
+ * A managed PermissionProfile (a [permissions] profile) as the approval rules see it: a
+ * restricted file system is a sandbox to respect (workspace-write when it can write
+ * somewhere, else read-only), never full access; only an unrestricted one is.
+ */
+static enum approval_sandbox
+agent_managed_kind(const json_t *policy)
+{
+	const json_t *fs = json_object_get(policy, "fileSystem"), *e;
+	size_t i;
+
+	if (!json_is_string(json_object_get(fs, "type")) ||
+		strcmp(json_string_value(json_object_get(fs, "type")), "unrestricted") == 0)
+		return APPROVAL_SANDBOX_DANGER_FULL_ACCESS;
+	json_array_foreach(json_object_get(fs, "entries"), i, e)
+	{
+		const char *acc = json_string_value(json_object_get(e, "access"));
+
+		if (acc != NULL && strcmp(acc, "write") == 0)
+			return APPROVAL_SANDBOX_WORKSPACE_WRITE;
+	}
+	return APPROVAL_SANDBOX_READ_ONLY;
+}
+
+/* The wire SandboxPolicy (or PermissionProfile) as the approval rules see it. */
 static enum approval_sandbox
 agent_sandbox_kind(const json_t *policy)
 {
@@ -69,8 +93,10 @@ agent_sandbox_kind(const json_t *policy)
 		return APPROVAL_SANDBOX_READ_ONLY;
 	if (strcmp(type, "workspaceWrite") == 0)
 		return APPROVAL_SANDBOX_WORKSPACE_WRITE;
-	if (strcmp(type, "externalSandbox") == 0)
+	if (strcmp(type, "externalSandbox") == 0 || strcmp(type, "external") == 0)
 		return APPROVAL_SANDBOX_EXTERNAL;
+	if (strcmp(type, "managed") == 0)
+		return agent_managed_kind(policy);
 	return APPROVAL_SANDBOX_DANGER_FULL_ACCESS;
 }
 

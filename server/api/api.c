@@ -2,6 +2,7 @@
 #include <stddef.h>
 
 #include "api.h"
+#include "profiles.h"
 
 const struct rpc_method *const api_methods[] = {
 	api_initialize_methods,
@@ -13,5 +14,6 @@ const struct rpc_method *const api_methods[] = {
 	api_thread_ops_methods,
 	api_fs_methods,
 	api_fuzzy_search_methods,
+	api_profiles_methods,
 	NULL,
 };

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profiles.h"
 #include "session.h"
 #include "thread.h"
 #include "turn.h"
@@ -168,10 +169,16 @@ turn_set_str(char **slot, const json_t *v)
 	*slot = xstrdup(json_string_value(v));
 }
 
-/* Apply turn/start's overrides (they persist for later turns); 0, or -1 with *cause. */
+/*
+ * Apply turn/start's overrides (they persist for later turns); 0, or -1 with *cause. A
+ * permission profile or a collaboration mode (profiles.h) comes last and wins; the mode's
+ * developer message goes to *collab (heap) for this turn only.
+ */
 static int
-turn_overrides(struct turn_thread *tt, json_t *params, char **cause)
+turn_overrides(struct turn_thread *tt, json_t *params, char **collab, char **cause)
 {
+	struct profiles_turn pt;
+
 	json_t *ap = json_object_get(params, "approvalPolicy");
 	json_t *sp = json_object_get(params, "sandboxPolicy");
 	struct approval_policy pol;
@@ -193,6 +200,23 @@ turn_overrides(struct turn_thread *tt, json_t *params, char **cause)
 	turn_set_str(&tt->model, json_object_get(params, "model"));
 	turn_set_str(&tt->effort, json_object_get(params, "effort"));
 	turn_set_str(&tt->summary, json_object_get(params, "summary"));
+	if (profiles_turn_params(tt->s, params, &pt, cause) != 0)
+		return -1;
+	if (pt.sandbox_policy != NULL) {
+		json_decref(tt->sandbox_policy);
+		tt->sandbox_policy = json_incref(pt.sandbox_policy);
+	}
+	if (pt.model != NULL) {
+		free(tt->model);
+		tt->model = xstrdup(pt.model);
+	}
+	if (pt.effort_set) {
+		free(tt->effort);
+		tt->effort = pt.effort != NULL ? xstrdup(pt.effort) : NULL;
+	}
+	*collab = pt.collab_message;
+	pt.collab_message = NULL; /* transferred */
+	profiles_turn_clear(&pt);
 	return 0;
 }
 
@@ -243,7 +267,8 @@ turn_start(struct session *s, struct rpc_req *req, json_t *params)
 	struct turn_thread *tt = turn_thread_get(s, id);
 	struct agent_turn *running;
 	struct agent_turn_opts o;
-	char *cause = NULL;
+	char *cause = NULL, *collab = NULL;
+	int r;
 
 	if (tt == NULL) {
 		rpc_reply_errorf(req, RPC_INVALID_REQUEST, "thread not found: %s", id);
@@ -260,14 +285,21 @@ turn_start(struct session *s, struct rpc_req *req, json_t *params)
 		rpc_reply_error(req, RPC_INVALID_REQUEST, "a turn is already running", NULL);
 		return;
 	}
-	if (turn_overrides(tt, params, &cause) != 0 ||
-		turn_opts(tt, input, json_is_null(schema) ? NULL : schema, &o, &cause) != 0 ||
-		agent_turn_start(tt->agent, &o, &turn_sink, tt, &cause) != 0) {
+	r = turn_overrides(tt, params, &collab, &cause);
+	if (r == 0)
+		r = turn_opts(tt, input, json_is_null(schema) ? NULL : schema, &o, &cause);
+	if (r == 0) {
+		o.collab_message = collab;
+		r = agent_turn_start(tt->agent, &o, &turn_sink, tt, &cause);
+	}
+	if (r != 0) {
 		rpc_reply_error(req, RPC_INVALID_REQUEST,
 			cause != NULL ? cause : "cannot start turn", NULL);
 		free(cause);
+		free(collab);
 		return;
 	}
+	free(collab);
 	turn_snapshot(tt); /* a cwd changed by the overrides: taken again, as upstream does */
 	turn_sink_begin(tt, agent_turn_id(agent_running(tt->agent)));
 	rpc_reply(req, json_pack("{s:o}", "turn", turn_json_started(tt->turn_id)));

@@ -36,6 +36,7 @@ static struct {
 	long unchecked; /* messages not checked against it (disabled) */
 	char *dir;
 	struct jsv *notif, *sreq, *error, *response, *all;
+	struct jsv *exp; /* the experimental bundle beside it, for experimental methods' results */
 } asc_ref;
 
 /* A line shortened for a failure message (static buffer: failures end the test). */
@@ -126,6 +127,29 @@ asc_validate(const struct jsv_node *node, const json_t *v, const char *what, con
 			err.path, err.keyword, err.message, asc_show(raw));
 }
 
+/*
+ * A result type only upstream's experimental schema has (collaborationMode/list's), from
+ * the `-experimental` folder beside the reference (generate-json-schema --experimental).
+ */
+static const struct jsv_node *
+asc_ref_experimental(const char *name)
+{
+	char *dir, *ptr;
+	const struct jsv_node *n;
+
+	if (asc_ref.exp == NULL) {
+		dir = asc_ref.dir;
+		asc_ref.dir = xasprintf("%s-experimental", dir);
+		asc_ref.exp = asc_ref_compile(ASC_BIG_BUNDLE);
+		free(asc_ref.dir);
+		asc_ref.dir = dir;
+	}
+	ptr = xasprintf("#/definitions/v2/%s", name);
+	n = jsv_lookup(asc_ref.exp, ptr);
+	free(ptr);
+	return n;
+}
+
 /* The reference node of a result type: upstream keeps v2 types under definitions/v2. */
 static const struct jsv_node *
 asc_ref_result(const char *name)
@@ -140,6 +164,8 @@ asc_ref_result(const char *name)
 		n = jsv_lookup(asc_ref.all, ptr);
 		free(ptr);
 	}
+	if (n == NULL)
+		n = asc_ref_experimental(name);
 	return n;
 }
 

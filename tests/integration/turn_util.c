@@ -133,6 +133,7 @@ tt_config(struct tt *f, const struct tt_opts *o)
 }
 
 static const char *const *tt_env_saved;
+static int tt_experimental_saved;
 
 void
 tt_respawn(struct tt *f)
@@ -141,6 +142,7 @@ tt_respawn(struct tt *f)
 	char *home = xasprintf("CODEX_HOME=%s", f->home);
 	struct asc_opts ao = {0};
 	size_t n = 0;
+	json_t *r;
 
 	env[n++] = home;
 	for (size_t i = 0; tt_env_saved != NULL && tt_env_saved[i] != NULL && n < 15; i++)
@@ -151,7 +153,17 @@ tt_respawn(struct tt *f)
 	ao.capture_stderr = getenv("TEST_TURN_VERBOSE") == NULL;
 	f->c = asc_spawn(&ao);
 	free(home);
-	asc_initialize(f->c);
+	if (!tt_experimental_saved) {
+		asc_initialize(f->c);
+		return;
+	}
+	r = asc_wait_response(f->c,
+		asc_request(f->c, "initialize",
+			json_pack("{s:{s:s, s:s}, s:{s:b}}", "clientInfo", "name", "asc-test",
+				"version", "0.1", "capabilities", "experimentalApi", 1)),
+		asc_timeout(5000));
+	asc_assert_result(r);
+	json_decref(r);
 }
 
 void
@@ -173,6 +185,7 @@ tt_start(struct tt *f, const struct tt_opts *o)
 	mm_start(&f->mm, o->script);
 	tt_config(f, o);
 	tt_env_saved = o->env;
+	tt_experimental_saved = o->experimental;
 	tt_respawn(f);
 	params = json_pack("{s:s, s:o, s:s}", "cwd", f->workspace, "approvalPolicy",
 		o->approval_policy == NULL	       ? json_string("never")

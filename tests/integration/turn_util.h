@@ -48,6 +48,7 @@ struct tt_opts {
 	int retries;		  /* request_max_retries / stream_max_retries (default 0) */
 	const char *wire;	  /* wire_api (default responses) */
 	const char *const *env;	  /* more daemon environment ("NAME=value") */
+	int experimental;	  /* initialize with capabilities.experimentalApi */
 };
 
 /* Mock model, daemon (initialized), workspace and a started thread. */

@@ -2028,6 +2028,54 @@ class FileChangeRequestApprovalResponse(TypedDict, total=False):
 FileChangeApprovalDecision: TypeAlias = Literal["accept", "acceptForSession", "decline", "cancel"]
 
 
+class PermissionProfileListParams(TypedDict, total=False):
+    #: Opaque pagination cursor returned by a previous call.
+    cursor: Optional[str]
+    #: Optional working directory to resolve project config layers.
+    cwd: Optional[str]
+    #: Optional page size; defaults to the full result set.
+    limit: Optional[int]
+
+
+class PermissionProfileListResponse(TypedDict, total=False):
+    data: Required[List["PermissionProfileSummary"]]
+    #: Opaque cursor to pass to the next call to continue after the last item. If None, there are no more items to return.
+    nextCursor: Optional[str]
+
+
+class PermissionProfileSummary(TypedDict, total=False):
+    #: Whether the effective requirements allow selecting this profile.
+    allowed: Required[bool]
+    #: Optional user-facing description for display in clients.
+    description: Optional[str]
+    #: Available permission profile identifier.
+    id: Required[str]
+
+
+class ActivePermissionProfile(TypedDict, total=False):
+    #: Parent profile identifier from the selected permissions profile's `extends` setting, when present.
+    extends: Optional[str]
+    #: Identifier from `default_permissions` or the implicit built-in default, such as `:workspace` or a user-defined `[permissions.<id>]` profile.
+    id: Required[str]
+
+
+class CollaborationModeListParams(TypedDict, total=False):
+    """EXPERIMENTAL - list collaboration mode presets."""
+
+
+class CollaborationModeListResponse(TypedDict, total=False):
+    """EXPERIMENTAL - collaboration mode presets response."""
+    data: Required[List["CollaborationModeMask"]]
+
+
+class CollaborationModeMask(TypedDict, total=False):
+    """EXPERIMENTAL - collaboration mode preset metadata for clients."""
+    mode: Optional["ModeKind"]
+    model: Optional[str]
+    name: Required[str]
+    reasoning_effort: Optional[Optional["ReasoningEffort"]]
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -2036,6 +2084,8 @@ CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "command/exec/terminate": ("CommandExecTerminateParams", "CommandExecTerminateResponse"),
     "command/exec/resize": ("CommandExecResizeParams", "CommandExecResizeResponse"),
     "model/list": ("ModelListParams", "ModelListResponse"),
+    "permissionProfile/list": ("PermissionProfileListParams", "PermissionProfileListResponse"),
+    "collaborationMode/list": ("CollaborationModeListParams", "CollaborationModeListResponse"),
     "config/read": ("ConfigReadParams", "ConfigReadResponse"),
     "account/read": ("GetAccountParams", "GetAccountResponse"),
     "fs/readFile": ("FsReadFileParams", "FsReadFileResponse"),
@@ -2136,6 +2186,14 @@ class RequestMethods:
     def model_list(self, params: Optional[ModelListParams] = None) -> ModelListResponse:
         """Models known for the configured (or given) provider."""
         return self.request("model/list", {} if params is None else params)
+
+    def permission_profile_list(self, params: Optional[PermissionProfileListParams] = None) -> PermissionProfileListResponse:
+        """Built-in and config.toml permission profiles."""
+        return self.request("permissionProfile/list", {} if params is None else params)
+
+    def collaboration_mode_list(self, params: Optional[CollaborationModeListParams] = None) -> CollaborationModeListResponse:
+        """Experimental: the collaboration mode presets."""
+        return self.request("collaborationMode/list", {} if params is None else params)
 
     def config_read(self, params: Optional[ConfigReadParams] = None) -> ConfigReadResponse:
         """The effective configuration, where each key came from, and optionally the layers."""
@@ -2293,6 +2351,14 @@ class AsyncRequestMethods:
     async def model_list(self, params: Optional[ModelListParams] = None) -> ModelListResponse:
         """Models known for the configured (or given) provider."""
         return await self.request("model/list", {} if params is None else params)
+
+    async def permission_profile_list(self, params: Optional[PermissionProfileListParams] = None) -> PermissionProfileListResponse:
+        """Built-in and config.toml permission profiles."""
+        return await self.request("permissionProfile/list", {} if params is None else params)
+
+    async def collaboration_mode_list(self, params: Optional[CollaborationModeListParams] = None) -> CollaborationModeListResponse:
+        """Experimental: the collaboration mode presets."""
+        return await self.request("collaborationMode/list", {} if params is None else params)
 
     async def config_read(self, params: Optional[ConfigReadParams] = None) -> ConfigReadResponse:
         """The effective configuration, where each key came from, and optionally the layers."""

@@ -1920,6 +1920,78 @@ export type FileChangeRequestApprovalResponse = {
 
 export type FileChangeApprovalDecision = "accept" | "acceptForSession" | "decline" | "cancel";
 
+export type PermissionProfileListParams = {
+  /**
+   * Opaque pagination cursor returned by a previous call.
+   */
+  cursor?: string | null;
+  /**
+   * Optional working directory to resolve project config layers.
+   */
+  cwd?: string | null;
+  /**
+   * Optional page size; defaults to the full result set.
+   */
+  limit?: number | null;
+};
+
+export type PermissionProfileListResponse = {
+  data: Array<PermissionProfileSummary>;
+  /**
+   * Opaque cursor to pass to the next call to continue after the last item. If None, there are no more items to return.
+   */
+  nextCursor?: string | null;
+};
+
+export type PermissionProfileSummary = {
+  /**
+   * Whether the effective requirements allow selecting this profile.
+   */
+  allowed: boolean;
+  /**
+   * Optional user-facing description for display in clients.
+   */
+  description?: string | null;
+  /**
+   * Available permission profile identifier.
+   */
+  id: string;
+};
+
+export type ActivePermissionProfile = {
+  /**
+   * Parent profile identifier from the selected permissions profile's `extends` setting, when present.
+   */
+  extends?: string | null;
+  /**
+   * Identifier from `default_permissions` or the implicit built-in default, such as `:workspace` or a user-defined `[permissions.<id>]` profile.
+   */
+  id: string;
+};
+
+/**
+ * EXPERIMENTAL - list collaboration mode presets.
+ */
+export type CollaborationModeListParams = {
+};
+
+/**
+ * EXPERIMENTAL - collaboration mode presets response.
+ */
+export type CollaborationModeListResponse = {
+  data: Array<CollaborationModeMask>;
+};
+
+/**
+ * EXPERIMENTAL - collaboration mode preset metadata for clients.
+ */
+export type CollaborationModeMask = {
+  mode?: ModeKind | null;
+  model?: string | null;
+  name: string;
+  reasoning_effort?: ReasoningEffort | null | null;
+};
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -1927,6 +1999,8 @@ export type ClientRequest =
   | { method: "command/exec/terminate"; id: RequestId; params: CommandExecTerminateParams }
   | { method: "command/exec/resize"; id: RequestId; params: CommandExecResizeParams }
   | { method: "model/list"; id: RequestId; params: ModelListParams }
+  | { method: "permissionProfile/list"; id: RequestId; params: PermissionProfileListParams }
+  | { method: "collaborationMode/list"; id: RequestId; params: CollaborationModeListParams }
   | { method: "config/read"; id: RequestId; params: ConfigReadParams }
   | { method: "account/read"; id: RequestId; params: GetAccountParams }
   | { method: "fs/readFile"; id: RequestId; params: FsReadFileParams }
@@ -2013,6 +2087,14 @@ export interface ClientRequestMap {
    * Models known for the configured (or given) provider.
    */
   "model/list": { params: ModelListParams; result: ModelListResponse };
+  /**
+   * Built-in and config.toml permission profiles.
+   */
+  "permissionProfile/list": { params: PermissionProfileListParams; result: PermissionProfileListResponse };
+  /**
+   * Experimental: the collaboration mode presets.
+   */
+  "collaborationMode/list": { params: CollaborationModeListParams; result: CollaborationModeListResponse };
   /**
    * The effective configuration, where each key came from, and optionally the layers.
    */

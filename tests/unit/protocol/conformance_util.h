@@ -41,7 +41,8 @@
 	} while (0)
 /* More instances, one file per protocol area, merged into the table above. */
 static const char *const more_instances[] = {"tests/fixtures/fs/conformance_instances.json",
-	"tests/fixtures/thread/conformance_instances.json"};
+	"tests/fixtures/thread/conformance_instances.json",
+	"tests/fixtures/profiles/conformance_instances.json"};
 
 /*
  * Methods upstream marks experimental (#[experimental]): its generated schema leaves them
@@ -52,6 +53,7 @@ static const char *const experimental_methods[] = {
 	"fuzzyFileSearch/sessionStart",
 	"fuzzyFileSearch/sessionUpdate",
 	"fuzzyFileSearch/sessionStop",
+	"collaborationMode/list",
 };
 
 /* True for a method upstream keeps experimental. */
