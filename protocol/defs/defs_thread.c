@@ -31,12 +31,6 @@ static const struct penum personality_values[] = {{"none"}, {"friendly"}, {"prag
 
 static const struct penum thread_start_source_values[] = {{"startup"}, {"clear"}, {NULL}};
 
-static const struct pfield active_permission_profile_fields[] = {
-	{"extends", "string?", 0, "null", NULL},
-	{"id", "string", PF_REQ, NULL, NULL},
-	{NULL},
-};
-
 static const struct pfield thread_start_response_fields[] = {
 	{"activePermissionProfile", "ActivePermissionProfile?", 0, "null",
 		"The profile that produced the permissions: `:read-only` when no sandbox mode was "
@@ -435,10 +429,6 @@ const struct pdef pdefs_thread[] = {
 	{.name = "ThreadStartSource", .kind = PD_ENUM, .values = thread_start_source_values},
 	{.name = "ThreadSource", .kind = PD_ALIAS, .schema = "{\"type\": \"string\"}"},
 	{.name = "ThreadStartResponse", .kind = PD_STRUCT, .fields = thread_start_response_fields},
-	{.name = "ActivePermissionProfile",
-		.kind = PD_STRUCT,
-		.doc = "A named or built-in permission profile (`:read-only`, `:workspace`, ...).",
-		.fields = active_permission_profile_fields},
 	{.name = "MultiAgentMode",
 		.kind = PD_ALIAS,
 		.schema = "{\"oneOf\": [{\"enum\": [\"explicitRequestOnly\", \"proactive\"], "

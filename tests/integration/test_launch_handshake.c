@@ -181,11 +181,14 @@ test_gate_with_capability(void **state)
 		json_pack("{s:s, s:[s]}", "sessionId", "s", "roots", asc_dir(c)));
 	asc_assert_result(r);
 	json_decref(r);
-	/* not implemented: no longer the gate's refusal */
+	/* implemented: answered */
 	r = hs_call(c, "collaborationMode/list", json_object());
-	assert_null(
-		strstr(json_string_value(json_object_get(json_object_get(r, "error"), "message")),
-			"requires experimentalApi"));
+	asc_assert_result(r);
+	json_decref(r);
+	/* not implemented: no longer the gate's refusal, but -32601 */
+	r = hs_call(c, "thread/queue/list", json_object());
+	assert_int_equal(
+		json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32601);
 	json_decref(r);
 	asc_free(c);
 }

@@ -811,12 +811,6 @@ class ThreadStartResponse(TypedDict, total=False):
     thread: Required["Thread"]
 
 
-class ActivePermissionProfile(TypedDict, total=False):
-    """A named or built-in permission profile (`:read-only`, `:workspace`, ...)."""
-    extends: Optional[str]
-    id: Required[str]
-
-
 class MultiAgentModeCustom(TypedDict, total=False):
     custom: Required[str]
 

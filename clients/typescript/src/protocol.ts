@@ -1030,14 +1030,6 @@ export type ThreadStartResponse = {
   thread: Thread;
 };
 
-/**
- * A named or built-in permission profile (`:read-only`, `:workspace`, ...).
- */
-export type ActivePermissionProfile = {
-  extends?: string | null;
-  id: string;
-};
-
 export type MultiAgentMode =
   | "explicitRequestOnly" | "proactive"
   | { custom: string };
