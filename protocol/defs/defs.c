@@ -137,13 +137,19 @@ const struct pmethod pmethods[] = {
 	{"fuzzyFileSearch/sessionCompleted", PM_NOTIFICATION,
 		"FuzzyFileSearchSessionCompletedNotification", NULL, NULL,
 		"A session's latest query is done."},
+	{"skills/list", PM_REQUEST, "SkillsListParams", "SkillsListResponse", "v2", NULL},
+	{"skills/config/write", PM_REQUEST, "SkillsConfigWriteParams", "SkillsConfigWriteResponse",
+		"v2", NULL},
+	{"skills/extraRoots/set", PM_REQUEST, "SkillsExtraRootsSetParams",
+		"SkillsExtraRootsSetResponse", "v2", NULL},
+	{"skills/changed", PM_NOTIFICATION, "SkillsChangedNotification", NULL, "v2", NULL},
 	{"configWarning", PM_NOTIFICATION, "ConfigWarningNotification", NULL, "v2",
 		"A problem with the configuration (e.g. config.toml does not parse)."},
 	{NULL},
 };
 
 static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config, pdefs_fs,
-	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles};
+	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

@@ -17,6 +17,7 @@
 #include "exec/exec.h"
 #include "model/model.h"
 #include "protocol/xmalloc.h"
+#include "skills/skills.h"
 #include "thread/store/store.h"
 #include "thread/store/worker.h"
 #include "thread/uuidv7.h"
@@ -477,6 +478,24 @@ agent_collab(struct agent *a, const char *message)
 	a->collab_last = xstrdup(message);
 }
 
+/* The skills the input invokes ({type:"skill"}, $name) go in after it, one user message each,
+ * as upstream's (skills/skills.h). */
+static void
+agent_skills_inject(struct agent *a, const struct agent_turn_opts *o)
+{
+	json_t *texts = skills_inject(skills_get(skills_default(), o->cwd), o->input), *v, *m;
+	size_t i;
+
+	json_array_foreach(texts, i, v)
+	{
+		m = agent_text_message("user", json_string_value(v));
+		if (a->c.thread != NULL)
+			store_append_response_item(a->c.thread, m);
+		agent_history_add(a, m);
+	}
+	json_decref(texts);
+}
+
 int
 agent_turn_start(struct agent *a, const struct agent_turn_opts *o, const struct agent_sink *sink,
 	void *arg, char **cause)
@@ -495,6 +514,7 @@ agent_turn_start(struct agent *a, const struct agent_turn_opts *o, const struct 
 	if (a->c.thread != NULL)
 		store_append_response_item(a->c.thread, user);
 	agent_history_add(a, user);
+	agent_skills_inject(a, o);
 	t->user_input = json_deep_copy(o->input);
 	t->phase = PHASE_MODEL;
 	t->need_model = 1;

@@ -19,6 +19,7 @@
 #include "model/model.h"
 #include "protocol/base64.h"
 #include "protocol/xmalloc.h"
+#include "skills/skills.h"
 
 #define AGENT_DOC_MAX	(32u << 10) /* AGENTS.md bytes, all files together (upstream's) */
 #define AGENT_IMAGE_MAX (20u << 20) /* a local image file, at most */
@@ -200,6 +201,7 @@ agent_prompt_input(struct agent_turn *t)
 {
 	struct agent *a = t->a;
 	json_t *in = json_array(), *docs;
+	char *skills;
 
 	json_array_append_new(in,
 		agent_text_message("developer",
@@ -208,6 +210,11 @@ agent_prompt_input(struct agent_turn *t)
 	if (a->c.developer_instructions != NULL && *a->c.developer_instructions != '\0')
 		json_array_append_new(
 			in, agent_text_message("developer", a->c.developer_instructions));
+	/* The skills section, as upstream's second developer message (skills/skills.h). */
+	if ((skills = skills_section(skills_get(skills_default(), t->o.cwd))) != NULL) {
+		json_array_append_new(in, agent_text_message("developer", skills));
+		free(skills);
+	}
 	if ((docs = agent_docs(t->o.cwd)) != NULL)
 		json_array_append_new(in, docs);
 	json_array_append_new(in, agent_environment(t));

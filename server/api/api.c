@@ -15,5 +15,6 @@ const struct rpc_method *const api_methods[] = {
 	api_fs_methods,
 	api_fuzzy_search_methods,
 	api_profiles_methods,
+	api_skills_methods,
 	NULL,
 };

@@ -45,6 +45,12 @@ extern const struct rpc_method api_turn_methods[];
 extern const struct rpc_method api_thread_methods[];
 extern const struct rpc_method api_thread_read_methods[];
 extern const struct rpc_method api_thread_ops_methods[];
+/* skills.c: the skills/ methods; the watches of skills/changed start with a thread's cwd */
+extern const struct rpc_method api_skills_methods[];
+struct skills_session;
+void skills_session_free(struct skills_session *k);
+struct store_thread;
+void skills_api_thread_opened(struct session *s, struct store_thread *t);
 /* Load the configuration and send a configWarning for each problem (once, after initialize). */
 void config_api_warnings(struct rpc *r);
 struct config;

@@ -26,6 +26,7 @@ session_free(struct session *s)
 		return;
 	command_exec_free(s->exec);
 	fs_session_free(s->fs);
+	skills_session_free(s->skills);
 	free(s->originator);
 	free(s->user_agent);
 	free(s);

@@ -19,11 +19,12 @@ struct session {
 	struct rpc *rpc;
 	struct ev_loop *loop;
 	struct outq *q;
-	struct command_exec *exec; /* command/exec's processes (command_exec.c) */
-	struct fs_session *fs;	   /* workers, watches and searches of the fs area (fs.c) */
-	struct turn_thread *turns; /* loaded threads that ran a turn (turn.c) */
-	char *originator;	   /* initialize's clientInfo.name (model request headers) */
-	char *user_agent;	   /* the userAgent initialize answered */
+	struct command_exec *exec;     /* command/exec's processes (command_exec.c) */
+	struct fs_session *fs;	       /* workers, watches and searches of the fs area (fs.c) */
+	struct turn_thread *turns;     /* loaded threads that ran a turn (turn.c) */
+	struct skills_session *skills; /* skills/ jobs and skills/changed watches (skills.c) */
+	char *originator;	       /* initialize's clientInfo.name (model request headers) */
+	char *user_agent;	       /* the userAgent initialize answered */
 };
 
 struct session *session_new(struct ev_loop *loop, struct outq *q, struct rpc *rpc);

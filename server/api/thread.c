@@ -440,6 +440,7 @@ thread_start(struct session *s, struct rpc_req *req, json_t *params)
 	rpc_reply(req, thread_result(t, json_incref(thread), thread_profile_implicit(params)));
 	rpc_notify(s->rpc, "thread/started", json_pack("{s:o}", "thread", thread));
 	turn_api_thread_opened(s, store_thread_id(t));
+	skills_api_thread_opened(s, t);
 }
 
 static int
@@ -563,6 +564,7 @@ thread_resume(struct session *s, struct rpc_req *req, json_t *params)
 		json_pack("{s:s, s:o}", "threadId", store_thread_id(t), "status",
 			store_thread_status(t)));
 	turn_api_thread_opened(s, store_thread_id(t));
+	skills_api_thread_opened(s, t);
 	x = xcalloc(1, sizeof *x);
 	x->s = s;
 	x->req = req;
@@ -610,6 +612,7 @@ thread_fork(struct session *s, struct rpc_req *req, json_t *params)
 	json_object_set_new(thread, "turns", json_array());
 	rpc_notify(s->rpc, "thread/started", json_pack("{s:o}", "thread", thread));
 	turn_api_thread_opened(s, store_thread_id(t));
+	skills_api_thread_opened(s, t);
 }
 
 const struct rpc_method api_thread_methods[] = {

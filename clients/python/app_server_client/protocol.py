@@ -2070,6 +2070,97 @@ class CollaborationModeMask(TypedDict, total=False):
     reasoning_effort: Optional[Optional["ReasoningEffort"]]
 
 
+class SkillsListParams(TypedDict, total=False):
+    #: When empty, defaults to the current session working directory.
+    cwds: List[str]
+    #: When true, bypass the skills cache and re-scan skills from disk.
+    forceReload: bool
+
+
+class SkillsListResponse(TypedDict, total=False):
+    data: Required[List["SkillsListEntry"]]
+
+
+class SkillsListEntry(TypedDict, total=False):
+    cwd: Required[str]
+    errors: Required[List["SkillErrorInfo"]]
+    skills: Required[List["SkillMetadata"]]
+
+
+class SkillErrorInfo(TypedDict, total=False):
+    message: Required[str]
+    path: Required[str]
+
+
+class SkillMetadata(TypedDict, total=False):
+    dependencies: Optional["SkillDependencies"]
+    description: Required[str]
+    enabled: Required[bool]
+    interface: Optional["SkillInterface"]
+    name: Required[str]
+    path: Required["LegacyAppPathString"]
+    #: Owning plugin ID, matching `PluginSummary.id`, when known.
+    pluginId: Optional[str]
+    scope: Required["SkillScope"]
+    #: Legacy short_description from SKILL.md. Prefer SKILL.json interface.short_description.
+    shortDescription: Optional[str]
+
+
+class SkillInterface(TypedDict, total=False):
+    brandColor: Optional[str]
+    defaultPrompt: Optional[str]
+    displayName: Optional[str]
+    iconLarge: Optional["AbsolutePathBuf"]
+    #: Remote large icon URL from the plugin catalog.
+    iconLargeUrl: Optional[str]
+    iconSmall: Optional["AbsolutePathBuf"]
+    #: Remote small icon URL from the plugin catalog.
+    iconSmallUrl: Optional[str]
+    shortDescription: Optional[str]
+
+
+class SkillDependencies(TypedDict, total=False):
+    tools: Required[List["SkillToolDependency"]]
+
+
+class SkillToolDependency(TypedDict, total=False):
+    command: Optional[str]
+    description: Optional[str]
+    transport: Optional[str]
+    type: Required[str]
+    url: Optional[str]
+    value: Required[str]
+
+
+SkillScope: TypeAlias = Literal["user", "repo", "system", "admin"]
+
+
+class SkillsConfigWriteParams(TypedDict, total=False):
+    enabled: Required[bool]
+    #: Name-based selector.
+    name: Optional[str]
+    #: Path-based selector.
+    path: Optional["AbsolutePathBuf"]
+
+
+class SkillsConfigWriteResponse(TypedDict, total=False):
+    effectiveEnabled: Required[bool]
+
+
+class SkillsExtraRootsSetParams(TypedDict, total=False):
+    extraRoots: Required[List["AbsolutePathBuf"]]
+
+
+class SkillsExtraRootsSetResponse(TypedDict, total=False):
+    pass
+
+
+class SkillsChangedNotification(TypedDict, total=False):
+    """Notification emitted when watched local skill files change.
+    
+    Treat this as an invalidation signal and re-run `skills/list` with the client's current parameters when refreshed skill metadata is needed."""
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -2113,6 +2204,9 @@ CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "turn/steer": ("TurnSteerParams", "TurnSteerResponse"),
     "turn/interrupt": ("TurnInterruptParams", "TurnInterruptResponse"),
     "thread/compact/start": ("ThreadCompactStartParams", "ThreadCompactStartResponse"),
+    "skills/list": ("SkillsListParams", "SkillsListResponse"),
+    "skills/config/write": ("SkillsConfigWriteParams", "SkillsConfigWriteResponse"),
+    "skills/extraRoots/set": ("SkillsExtraRootsSetParams", "SkillsExtraRootsSetResponse"),
 }
 
 CLIENT_NOTIFICATIONS: Dict[str, Optional[str]] = {
@@ -2145,6 +2239,7 @@ SERVER_NOTIFICATIONS: Dict[str, Optional[str]] = {
     "fs/changed": "FsChangedNotification",
     "fuzzyFileSearch/sessionUpdated": "FuzzyFileSearchSessionUpdatedNotification",
     "fuzzyFileSearch/sessionCompleted": "FuzzyFileSearchSessionCompletedNotification",
+    "skills/changed": "SkillsChangedNotification",
     "configWarning": "ConfigWarningNotification",
 }
 
@@ -2318,6 +2413,15 @@ class RequestMethods:
         """Summarize the thread's history now, as a turn of its own."""
         return self.request("thread/compact/start", params)
 
+    def skills_list(self, params: Optional[SkillsListParams] = None) -> SkillsListResponse:
+        return self.request("skills/list", {} if params is None else params)
+
+    def skills_config_write(self, params: SkillsConfigWriteParams) -> SkillsConfigWriteResponse:
+        return self.request("skills/config/write", params)
+
+    def skills_extra_roots_set(self, params: SkillsExtraRootsSetParams) -> SkillsExtraRootsSetResponse:
+        return self.request("skills/extraRoots/set", params)
+
 
 class AsyncRequestMethods:
     """Typed wrappers of request(), one per client request of the protocol."""
@@ -2482,3 +2586,12 @@ class AsyncRequestMethods:
     async def thread_compact_start(self, params: ThreadCompactStartParams) -> ThreadCompactStartResponse:
         """Summarize the thread's history now, as a turn of its own."""
         return await self.request("thread/compact/start", params)
+
+    async def skills_list(self, params: Optional[SkillsListParams] = None) -> SkillsListResponse:
+        return await self.request("skills/list", {} if params is None else params)
+
+    async def skills_config_write(self, params: SkillsConfigWriteParams) -> SkillsConfigWriteResponse:
+        return await self.request("skills/config/write", params)
+
+    async def skills_extra_roots_set(self, params: SkillsExtraRootsSetParams) -> SkillsExtraRootsSetResponse:
+        return await self.request("skills/extraRoots/set", params)

@@ -1984,6 +1984,113 @@ export type CollaborationModeMask = {
   reasoning_effort?: ReasoningEffort | null | null;
 };
 
+export type SkillsListParams = {
+  /**
+   * When empty, defaults to the current session working directory.
+   */
+  cwds?: Array<string>;
+  /**
+   * When true, bypass the skills cache and re-scan skills from disk.
+   */
+  forceReload?: boolean;
+};
+
+export type SkillsListResponse = {
+  data: Array<SkillsListEntry>;
+};
+
+export type SkillsListEntry = {
+  cwd: string;
+  errors: Array<SkillErrorInfo>;
+  skills: Array<SkillMetadata>;
+};
+
+export type SkillErrorInfo = {
+  message: string;
+  path: string;
+};
+
+export type SkillMetadata = {
+  dependencies?: SkillDependencies | null;
+  description: string;
+  enabled: boolean;
+  interface?: SkillInterface | null;
+  name: string;
+  path: LegacyAppPathString;
+  /**
+   * Owning plugin ID, matching `PluginSummary.id`, when known.
+   */
+  pluginId?: string | null;
+  scope: SkillScope;
+  /**
+   * Legacy short_description from SKILL.md. Prefer SKILL.json interface.short_description.
+   */
+  shortDescription?: string | null;
+};
+
+export type SkillInterface = {
+  brandColor?: string | null;
+  defaultPrompt?: string | null;
+  displayName?: string | null;
+  iconLarge?: AbsolutePathBuf | null;
+  /**
+   * Remote large icon URL from the plugin catalog.
+   */
+  iconLargeUrl?: string | null;
+  iconSmall?: AbsolutePathBuf | null;
+  /**
+   * Remote small icon URL from the plugin catalog.
+   */
+  iconSmallUrl?: string | null;
+  shortDescription?: string | null;
+};
+
+export type SkillDependencies = {
+  tools: Array<SkillToolDependency>;
+};
+
+export type SkillToolDependency = {
+  command?: string | null;
+  description?: string | null;
+  transport?: string | null;
+  type: string;
+  url?: string | null;
+  value: string;
+};
+
+export type SkillScope = "user" | "repo" | "system" | "admin";
+
+export type SkillsConfigWriteParams = {
+  enabled: boolean;
+  /**
+   * Name-based selector.
+   */
+  name?: string | null;
+  /**
+   * Path-based selector.
+   */
+  path?: AbsolutePathBuf | null;
+};
+
+export type SkillsConfigWriteResponse = {
+  effectiveEnabled: boolean;
+};
+
+export type SkillsExtraRootsSetParams = {
+  extraRoots: Array<AbsolutePathBuf>;
+};
+
+export type SkillsExtraRootsSetResponse = {
+};
+
+/**
+ * Notification emitted when watched local skill files change.
+ *
+ * Treat this as an invalidation signal and re-run `skills/list` with the client's current parameters when refreshed skill metadata is needed.
+ */
+export type SkillsChangedNotification = {
+};
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -2025,7 +2132,10 @@ export type ClientRequest =
   | { method: "turn/start"; id: RequestId; params: TurnStartParams }
   | { method: "turn/steer"; id: RequestId; params: TurnSteerParams }
   | { method: "turn/interrupt"; id: RequestId; params: TurnInterruptParams }
-  | { method: "thread/compact/start"; id: RequestId; params: ThreadCompactStartParams };
+  | { method: "thread/compact/start"; id: RequestId; params: ThreadCompactStartParams }
+  | { method: "skills/list"; id: RequestId; params: SkillsListParams }
+  | { method: "skills/config/write"; id: RequestId; params: SkillsConfigWriteParams }
+  | { method: "skills/extraRoots/set"; id: RequestId; params: SkillsExtraRootsSetParams };
 
 export type ClientNotification =
   | { method: "initialized" };
@@ -2056,6 +2166,7 @@ export type ServerNotification =
   | { method: "fs/changed"; params: FsChangedNotification }
   | { method: "fuzzyFileSearch/sessionUpdated"; params: FuzzyFileSearchSessionUpdatedNotification }
   | { method: "fuzzyFileSearch/sessionCompleted"; params: FuzzyFileSearchSessionCompletedNotification }
+  | { method: "skills/changed"; params: SkillsChangedNotification }
   | { method: "configWarning"; params: ConfigWarningNotification };
 
 export type ServerRequest =
@@ -2210,6 +2321,9 @@ export interface ClientRequestMap {
    * Summarize the thread's history now, as a turn of its own.
    */
   "thread/compact/start": { params: ThreadCompactStartParams; result: ThreadCompactStartResponse };
+  "skills/list": { params: SkillsListParams; result: SkillsListResponse };
+  "skills/config/write": { params: SkillsConfigWriteParams; result: SkillsConfigWriteResponse };
+  "skills/extraRoots/set": { params: SkillsExtraRootsSetParams; result: SkillsExtraRootsSetResponse };
 }
 
 /** Client-to-server notifications by method: params type. */
@@ -2271,6 +2385,7 @@ export interface ServerNotificationMap {
    * A session's latest query is done.
    */
   "fuzzyFileSearch/sessionCompleted": FuzzyFileSearchSessionCompletedNotification;
+  "skills/changed": SkillsChangedNotification;
   /**
    * A problem with the configuration (e.g. config.toml does not parse).
    */
