@@ -42,7 +42,8 @@
 /* More instances, one file per protocol area, merged into the table above. */
 static const char *const more_instances[] = {"tests/fixtures/fs/conformance_instances.json",
 	"tests/fixtures/thread/conformance_instances.json",
-	"tests/fixtures/profiles/conformance_instances.json"};
+	"tests/fixtures/profiles/conformance_instances.json",
+	"tests/fixtures/skills/conformance_instances.json"};
 
 /*
  * Methods upstream marks experimental (#[experimental]): its generated schema leaves them
