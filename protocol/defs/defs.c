@@ -25,6 +25,10 @@ const struct pmethod pmethods[] = {
 		"Experimental: the collaboration mode presets."},
 	{"config/read", PM_REQUEST, "ConfigReadParams", "ConfigReadResponse", "v2",
 		"The effective configuration, where each key came from, and optionally the layers."},
+	{"config/value/write", PM_REQUEST, "ConfigValueWriteParams", "ConfigWriteResponse", "v2",
+		"Edit one key of the user's config.toml in place."},
+	{"config/batchWrite", PM_REQUEST, "ConfigBatchWriteParams", "ConfigWriteResponse", "v2",
+		"Edit keys of the user's config.toml in place, all or none."},
 	{"account/read", PM_REQUEST, "GetAccountParams", "GetAccountResponse", "v2",
 		"Whether an API key is available and whether the provider needs OpenAI auth."},
 	{"fs/readFile", PM_REQUEST, "FsReadFileParams", "FsReadFileResponse", "v2",
@@ -149,7 +153,7 @@ const struct pmethod pmethods[] = {
 };
 
 static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config, pdefs_fs,
-	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills};
+	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills, pdefs_config_write};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

@@ -2,6 +2,7 @@
 #include <stddef.h>
 
 #include "api.h"
+#include "config_write.h"
 #include "profiles.h"
 
 const struct rpc_method *const api_methods[] = {
@@ -16,5 +17,6 @@ const struct rpc_method *const api_methods[] = {
 	api_fuzzy_search_methods,
 	api_profiles_methods,
 	api_skills_methods,
+	api_config_write_methods,
 	NULL,
 };

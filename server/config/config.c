@@ -163,7 +163,7 @@ config_schema(char **cause)
 }
 
 /* Check one layer: the Config schema, then every [model_providers] table. */
-static int
+int
 config_check_layer(const json_t *layer, char **cause)
 {
 	const struct jsv_node *node = config_schema(cause);

@@ -66,6 +66,15 @@ const struct model_provider *config_provider(const struct config *c, const char 
  */
 json_t *config_read_result(const struct config *c, int include_layers, char **cause);
 
+/*
+ * config/value/write and config/batchWrite: apply edits ({keyPath, value, mergeStrategy}) to
+ * the user's config.toml in place (config_edit.c). Returns the ConfigWriteResponse, or NULL
+ * with *cause and *code: the ConfigWriteErrorCode (static string), or NULL for a failure that
+ * is not the request's (reading or writing the file).
+ */
+json_t *config_write(const json_t *edits, const char *file_path, const char *expected_version,
+	const char **code, char **cause);
+
 /* The provider's API key (heap) from its env_key, OPENAI_API_KEY or auth.json; NULL if none. */
 char *config_provider_api_key(const struct model_provider *p);
 /* Copy a provider (the copy outlives its config). */

@@ -25,4 +25,9 @@ struct model_provider *config_provider_parse(const char *id, const json_t *t, ch
 void config_warn(struct config *c, const char *summary, const char *details, const char *path,
 	const struct toml_pos *pos);
 
+/* config.c: check one layer against the Config schema and the provider rules; 0 or -1. */
+int config_check_layer(const json_t *layer, char **cause);
+/* config_read.c: a layer's version, "sha256:<hex>" of its canonical JSON (new reference). */
+json_t *config_read_version(const json_t *layer);
+
 #endif

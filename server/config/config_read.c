@@ -5,16 +5,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config_int.h"
 #include "digest.h"
 #include "protocol/xmalloc.h"
 
+#define CONFIG_SYSTEM_FILE "/etc/codex/config.toml"
+
 /* "sha256:<hex>" of a layer's canonical JSON (sorted keys, compact), as upstream versions. */
-static json_t *
+json_t *
 config_read_version(const json_t *layer)
 {
-	char *text = json_dumps(layer, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY), hex[65];
+	char *text = layer != NULL
+		? json_dumps(layer, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY)
+		: xstrdup("{}"),
+	     hex[65];
 	json_t *v;
 
 	if (digest_sha256_hex(text != NULL ? text : "", text != NULL ? strlen(text) : 0, hex) != 0)
@@ -68,22 +74,31 @@ config_read_result(const struct config *c, int include_layers, char **cause)
 		json_decref(layers);
 		return NULL;
 	}
-	user_meta = json_pack("{s:{s:s, s:s}, s:o}", "name", "type", "user", "file", c->path,
-		"version", config_read_version(c->user));
+	user_meta = json_pack("{s:{s:s, s:s, s:n}, s:o}", "name", "type", "user", "file", c->path,
+		"profile", "version", config_read_version(c->user));
 	flags_meta = json_pack("{s:{s:s}, s:o}", "name", "type", "sessionFlags", "version",
 		config_read_version(c->flags));
 	config_read_origins(origins, c->user, path, 0, user_meta);
 	config_read_origins(origins, c->flags, path, 0, flags_meta);
 	r = json_pack("{s:O, s:o}", "config", c->effective, "origins", origins);
 	if (include_layers) {
-		json_array_append_new(layers,
-			json_pack("{s:O, s:O, s:O}", "name", json_object_get(flags_meta, "name"),
-				"version", json_object_get(flags_meta, "version"), "config",
-				c->flags));
+		/* Highest precedence first; upstream lists session flags only when there are. */
+		if (json_object_size(c->flags) > 0)
+			json_array_append_new(layers,
+				json_pack("{s:O, s:O, s:O}", "name",
+					json_object_get(flags_meta, "name"), "version",
+					json_object_get(flags_meta, "version"), "config",
+					c->flags));
 		json_array_append_new(layers,
 			json_pack("{s:O, s:O, s:O}", "name", json_object_get(user_meta, "name"),
 				"version", json_object_get(user_meta, "version"), "config",
 				c->user));
+		/* Upstream always lists the system file; we list it while it is absent (empty). */
+		if (access(CONFIG_SYSTEM_FILE, F_OK) != 0)
+			json_array_append_new(layers,
+				json_pack("{s:{s:s, s:s}, s:o, s:{}}", "name", "type", "system",
+					"file", CONFIG_SYSTEM_FILE, "version",
+					config_read_version(NULL), "config"));
 		json_object_set(r, "layers", layers);
 	}
 	json_decref(layers);

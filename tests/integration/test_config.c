@@ -129,7 +129,7 @@ test_config_read_file_and_overrides(void **state)
 		str_at(origins, "sandbox_workspace_write.network_access", "name", "type", NULL),
 		"sessionFlags");
 	layers = json_object_get(r, "layers");
-	assert_int_equal(json_array_size(layers), 2);
+	assert_int_equal(json_array_size(layers), 3); /* flags, user, system */
 	assert_string_equal(
 		str_at(json_array_get(layers, 0), "name", "type", NULL), "sessionFlags");
 	assert_string_equal(str_at(json_array_get(layers, 1), "name", "type", NULL), "user");

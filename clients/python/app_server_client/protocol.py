@@ -2161,6 +2161,50 @@ class SkillsChangedNotification(TypedDict, total=False):
     Treat this as an invalidation signal and re-run `skills/list` with the client's current parameters when refreshed skill metadata is needed."""
 
 
+class ConfigValueWriteParams(TypedDict, total=False):
+    expectedVersion: Optional[str]
+    #: Path to the config file to write; defaults to the user's `config.toml` when omitted.
+    filePath: Optional[str]
+    keyPath: Required[str]
+    mergeStrategy: Required["MergeStrategy"]
+    value: Required[JsonValue]
+
+
+class ConfigBatchWriteParams(TypedDict, total=False):
+    edits: Required[List["ConfigEdit"]]
+    expectedVersion: Optional[str]
+    #: Path to the config file to write; defaults to the user's `config.toml` when omitted.
+    filePath: Optional[str]
+    #: When true, hot-reload updated runtime settings into loaded threads after writing. Session-static model, reasoning-effort, Plan-mode reasoning-effort, and service-tier defaults are not reloaded. The deprecated personality setting is also not reloaded.
+    reloadUserConfig: bool
+
+
+class ConfigEdit(TypedDict, total=False):
+    keyPath: Required[str]
+    mergeStrategy: Required["MergeStrategy"]
+    value: Required[JsonValue]
+
+
+MergeStrategy: TypeAlias = Literal["replace", "upsert"]
+
+
+WriteStatus: TypeAlias = Literal["ok", "okOverridden"]
+
+
+class ConfigWriteResponse(TypedDict, total=False):
+    #: Canonical path to the config file that was written.
+    filePath: Required["AbsolutePathBuf"]
+    overriddenMetadata: Optional["OverriddenMetadata"]
+    status: Required["WriteStatus"]
+    version: Required[str]
+
+
+class OverriddenMetadata(TypedDict, total=False):
+    effectiveValue: Required[JsonValue]
+    message: Required[str]
+    overridingLayer: Required["ConfigLayerMetadata"]
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -2172,6 +2216,8 @@ CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "permissionProfile/list": ("PermissionProfileListParams", "PermissionProfileListResponse"),
     "collaborationMode/list": ("CollaborationModeListParams", "CollaborationModeListResponse"),
     "config/read": ("ConfigReadParams", "ConfigReadResponse"),
+    "config/value/write": ("ConfigValueWriteParams", "ConfigWriteResponse"),
+    "config/batchWrite": ("ConfigBatchWriteParams", "ConfigWriteResponse"),
     "account/read": ("GetAccountParams", "GetAccountResponse"),
     "fs/readFile": ("FsReadFileParams", "FsReadFileResponse"),
     "fs/writeFile": ("FsWriteFileParams", "FsWriteFileResponse"),
@@ -2287,6 +2333,14 @@ class RequestMethods:
     def config_read(self, params: Optional[ConfigReadParams] = None) -> ConfigReadResponse:
         """The effective configuration, where each key came from, and optionally the layers."""
         return self.request("config/read", {} if params is None else params)
+
+    def config_value_write(self, params: ConfigValueWriteParams) -> ConfigWriteResponse:
+        """Edit one key of the user's config.toml in place."""
+        return self.request("config/value/write", params)
+
+    def config_batch_write(self, params: ConfigBatchWriteParams) -> ConfigWriteResponse:
+        """Edit keys of the user's config.toml in place, all or none."""
+        return self.request("config/batchWrite", params)
 
     def account_read(self, params: Optional[GetAccountParams] = None) -> GetAccountResponse:
         """Whether an API key is available and whether the provider needs OpenAI auth."""
@@ -2461,6 +2515,14 @@ class AsyncRequestMethods:
     async def config_read(self, params: Optional[ConfigReadParams] = None) -> ConfigReadResponse:
         """The effective configuration, where each key came from, and optionally the layers."""
         return await self.request("config/read", {} if params is None else params)
+
+    async def config_value_write(self, params: ConfigValueWriteParams) -> ConfigWriteResponse:
+        """Edit one key of the user's config.toml in place."""
+        return await self.request("config/value/write", params)
+
+    async def config_batch_write(self, params: ConfigBatchWriteParams) -> ConfigWriteResponse:
+        """Edit keys of the user's config.toml in place, all or none."""
+        return await self.request("config/batchWrite", params)
 
     async def account_read(self, params: Optional[GetAccountParams] = None) -> GetAccountResponse:
         """Whether an API key is available and whether the provider needs OpenAI auth."""

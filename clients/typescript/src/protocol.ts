@@ -2091,6 +2091,56 @@ export type SkillsExtraRootsSetResponse = {
 export type SkillsChangedNotification = {
 };
 
+export type ConfigValueWriteParams = {
+  expectedVersion?: string | null;
+  /**
+   * Path to the config file to write; defaults to the user's `config.toml` when omitted.
+   */
+  filePath?: string | null;
+  keyPath: string;
+  mergeStrategy: MergeStrategy;
+  value: JsonValue;
+};
+
+export type ConfigBatchWriteParams = {
+  edits: Array<ConfigEdit>;
+  expectedVersion?: string | null;
+  /**
+   * Path to the config file to write; defaults to the user's `config.toml` when omitted.
+   */
+  filePath?: string | null;
+  /**
+   * When true, hot-reload updated runtime settings into loaded threads after writing. Session-static model, reasoning-effort, Plan-mode reasoning-effort, and service-tier defaults are not reloaded. The deprecated personality setting is also not reloaded.
+   */
+  reloadUserConfig?: boolean;
+};
+
+export type ConfigEdit = {
+  keyPath: string;
+  mergeStrategy: MergeStrategy;
+  value: JsonValue;
+};
+
+export type MergeStrategy = "replace" | "upsert";
+
+export type WriteStatus = "ok" | "okOverridden";
+
+export type ConfigWriteResponse = {
+  /**
+   * Canonical path to the config file that was written.
+   */
+  filePath: AbsolutePathBuf;
+  overriddenMetadata?: OverriddenMetadata | null;
+  status: WriteStatus;
+  version: string;
+};
+
+export type OverriddenMetadata = {
+  effectiveValue: JsonValue;
+  message: string;
+  overridingLayer: ConfigLayerMetadata;
+};
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -2101,6 +2151,8 @@ export type ClientRequest =
   | { method: "permissionProfile/list"; id: RequestId; params: PermissionProfileListParams }
   | { method: "collaborationMode/list"; id: RequestId; params: CollaborationModeListParams }
   | { method: "config/read"; id: RequestId; params: ConfigReadParams }
+  | { method: "config/value/write"; id: RequestId; params: ConfigValueWriteParams }
+  | { method: "config/batchWrite"; id: RequestId; params: ConfigBatchWriteParams }
   | { method: "account/read"; id: RequestId; params: GetAccountParams }
   | { method: "fs/readFile"; id: RequestId; params: FsReadFileParams }
   | { method: "fs/writeFile"; id: RequestId; params: FsWriteFileParams }
@@ -2202,6 +2254,14 @@ export interface ClientRequestMap {
    * The effective configuration, where each key came from, and optionally the layers.
    */
   "config/read": { params: ConfigReadParams; result: ConfigReadResponse };
+  /**
+   * Edit one key of the user's config.toml in place.
+   */
+  "config/value/write": { params: ConfigValueWriteParams; result: ConfigWriteResponse };
+  /**
+   * Edit keys of the user's config.toml in place, all or none.
+   */
+  "config/batchWrite": { params: ConfigBatchWriteParams; result: ConfigWriteResponse };
   /**
    * Whether an API key is available and whether the provider needs OpenAI auth.
    */
