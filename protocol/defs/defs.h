@@ -89,6 +89,7 @@ extern const struct pdef pdefs_thread[];
 extern const struct pdef pdefs_item[];
 extern const struct pdef pdefs_turn[];
 extern const struct pdef pdefs_profiles[];
+extern const struct pdef pdefs_startup[];
 
 /* Every method, terminated by a NULL method. */
 extern const struct pmethod pmethods[];

@@ -3,6 +3,7 @@
 
 #include "api.h"
 #include "profiles.h"
+#include "startup.h"
 
 const struct rpc_method *const api_methods[] = {
 	api_initialize_methods,
@@ -15,5 +16,7 @@ const struct rpc_method *const api_methods[] = {
 	api_fs_methods,
 	api_fuzzy_search_methods,
 	api_profiles_methods,
+	api_startup_methods,
+	api_goals_methods,
 	NULL,
 };

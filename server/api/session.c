@@ -28,6 +28,7 @@ session_free(struct session *s)
 	fs_session_free(s->fs);
 	free(s->originator);
 	free(s->user_agent);
+	json_decref(s->goals);
 	free(s);
 }
 
