@@ -31,6 +31,34 @@ const struct pmethod pmethods[] = {
 		"Edit keys of the user's config.toml in place, all or none."},
 	{"account/read", PM_REQUEST, "GetAccountParams", "GetAccountResponse", "v2",
 		"Whether an API key is available and whether the provider needs OpenAI auth."},
+	/* start-up surface (defs_startup.c) */
+	{"modelProvider/list", PM_REQUEST, "ModelProviderListParams", "ModelProviderListResponse",
+		"v2", "The configured model providers (custom ones first) and the default."},
+	{"modelProvider/capabilities/read", PM_REQUEST, "ModelProviderCapabilitiesReadParams",
+		"ModelProviderCapabilitiesReadResponse", "v2",
+		"What the provider offers beside text (upstream answers the same for every one)."},
+	{"experimentalFeature/list", PM_REQUEST, "ExperimentalFeatureListParams",
+		"ExperimentalFeatureListResponse", "v2",
+		"Upstream's feature flags with their stage, default and state, paged."},
+	{"experimentalFeature/enablement/set", PM_REQUEST, "ExperimentalFeatureEnablementSetParams",
+		"ExperimentalFeatureEnablementSetResponse", "v2",
+		"Process-wide runtime enablement of the flags upstream lets clients toggle."},
+	{"hooks/list", PM_REQUEST, "HooksListParams", "HooksListResponse", "v2",
+		"Lifecycle hooks per cwd (none: hooks are not run here)."},
+	{"app/list", PM_REQUEST, "AppsListParams", "AppsListResponse", "v2",
+		"Apps (connectors): none without a ChatGPT login, as upstream."},
+	{"plugin/list", PM_REQUEST, "PluginListParams", "PluginListResponse", "v2",
+		"Plugin marketplaces: none without a ChatGPT login, as upstream."},
+	{"thread/goal/get", PM_REQUEST, "ThreadGoalGetParams", "ThreadGoalGetResponse", "v2",
+		"A loaded thread's goal, or null."},
+	{"thread/goal/set", PM_REQUEST, "ThreadGoalSetParams", "ThreadGoalSetResponse", "v2",
+		"Set or update a loaded thread's goal (objective, status, token budget)."},
+	{"thread/goal/clear", PM_REQUEST, "ThreadGoalClearParams", "ThreadGoalClearResponse", "v2",
+		"Remove a loaded thread's goal."},
+	{"account/rateLimits/read", PM_REQUEST, NULL, NULL, "v2",
+		"Rate limits of a ChatGPT login; without one, upstream's -32600."},
+	{"thread/goal/updated", PM_NOTIFICATION, "ThreadGoalUpdatedNotification", NULL, "v2", NULL},
+	{"thread/goal/cleared", PM_NOTIFICATION, "ThreadGoalClearedNotification", NULL, "v2", NULL},
 	{"fs/readFile", PM_REQUEST, "FsReadFileParams", "FsReadFileResponse", "v2",
 		"Read a whole file, base64-encoded."},
 	{"fs/writeFile", PM_REQUEST, "FsWriteFileParams", "FsWriteFileResponse", "v2",
@@ -153,7 +181,8 @@ const struct pmethod pmethods[] = {
 };
 
 static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config, pdefs_fs,
-	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills, pdefs_config_write};
+	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills, pdefs_config_write,
+	pdefs_startup};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

@@ -4,6 +4,7 @@
 #include "api.h"
 #include "config_write.h"
 #include "profiles.h"
+#include "startup.h"
 
 const struct rpc_method *const api_methods[] = {
 	api_initialize_methods,
@@ -18,5 +19,7 @@ const struct rpc_method *const api_methods[] = {
 	api_profiles_methods,
 	api_skills_methods,
 	api_config_write_methods,
+	api_startup_methods,
+	api_goals_methods,
 	NULL,
 };

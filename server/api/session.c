@@ -29,6 +29,7 @@ session_free(struct session *s)
 	skills_session_free(s->skills);
 	free(s->originator);
 	free(s->user_agent);
+	json_decref(s->goals);
 	free(s);
 }
 

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include <ev.h>
+#include <jansson.h>
 
 struct outq;
 struct rpc;
@@ -25,6 +26,7 @@ struct session {
 	struct skills_session *skills; /* skills/ jobs and skills/changed watches (skills.c) */
 	char *originator;	       /* initialize's clientInfo.name (model request headers) */
 	char *user_agent;	       /* the userAgent initialize answered */
+	json_t *goals;		       /* thread id -> its ThreadGoal (goals.c), or NULL */
 };
 
 struct session *session_new(struct ev_loop *loop, struct outq *q, struct rpc *rpc);

@@ -174,8 +174,8 @@ test_malformed_config_warns(void **state)
 	call_error(c, "config/read", json_object(), -32600, "Invalid configuration");
 	/* Everything else works on the defaults. */
 	r = call(c, "model/list", json_object());
-	assert_string_equal(str_at(json_array_get(json_object_get(r, "data"), 0), "id", NULL),
-		"gpt-5.1-codex-max");
+	assert_string_equal(
+		str_at(json_array_get(json_object_get(r, "data"), 0), "id", NULL), "gpt-6.1-sol");
 	json_decref(r);
 	free(file);
 	asc_free(c);
@@ -212,7 +212,8 @@ test_model_list(void **state)
 	asc_initialize(c);
 	r = call(c, "model/list", json_pack("{s:i}", "limit", 100));
 	data = json_object_get(r, "data");
-	assert_int_equal(json_array_size(data), 5);
+	assert_int_equal(
+		json_array_size(data), 9); /* upstream's bundled catalogue, hidden ones out */
 	assert_true(json_is_true(json_object_get(json_array_get(data, 0), "isDefault")));
 	assert_true(json_is_false(json_object_get(json_array_get(data, 1), "isDefault")));
 	assert_true(json_is_null(json_object_get(r, "nextCursor")));
@@ -226,7 +227,7 @@ test_model_list(void **state)
 			json_object_set_new(p, "cursor", json_string(cur));
 		r = call(c, "model/list", p);
 		assert_int_equal(json_array_size(json_object_get(r, "data")), 1);
-		assert_true(n++ < 5);
+		assert_true(n++ < 9);
 		cursor = json_string_value(json_object_get(r, "nextCursor"));
 		free(cur);
 		cur = cursor != NULL ? xstrdup(cursor) : NULL;
@@ -234,7 +235,7 @@ test_model_list(void **state)
 		if (cur == NULL)
 			break;
 	}
-	assert_int_equal(n, 5);
+	assert_int_equal(n, 9);
 	call_error(c, "model/list", json_pack("{s:s}", "cursor", "invalid"), -32600,
 		"invalid cursor: invalid");
 	call_error(c, "model/list", json_pack("{s:s}", "modelProvider", "nope"), -32600,
@@ -251,15 +252,15 @@ test_model_list_custom_provider(void **state)
 
 	write_config(c, mock_config);
 	asc_initialize(c);
+	/* Upstream lists its bundled catalogue for a custom provider too, default unchanged. */
 	r = call(c, "model/list", json_object());
-	assert_int_equal(json_array_size(json_object_get(r, "data")), 1);
+	assert_int_equal(json_array_size(json_object_get(r, "data")), 9);
 	m = json_array_get(json_object_get(r, "data"), 0);
-	assert_string_equal(str_at(m, "id", NULL), "mock-model");
+	assert_string_equal(str_at(m, "id", NULL), "gpt-6.1-sol");
 	assert_true(json_is_true(json_object_get(m, "isDefault")));
 	json_decref(r);
-	/* The openai catalogue is still there when asked for. */
 	r = call(c, "model/list", json_pack("{s:s}", "modelProvider", "openai"));
-	assert_int_equal(json_array_size(json_object_get(r, "data")), 5);
+	assert_int_equal(json_array_size(json_object_get(r, "data")), 9);
 	json_decref(r);
 	asc_free(c);
 }

@@ -2205,6 +2205,253 @@ class OverriddenMetadata(TypedDict, total=False):
     overridingLayer: Required["ConfigLayerMetadata"]
 
 
+class ModelProviderListParams(TypedDict, total=False):
+    pass
+
+
+class ModelProviderListResponse(TypedDict, total=False):
+    canChangeDefault: Required[bool]
+    data: Required[List["ModelProviderSummary"]]
+    defaultProviderId: Required[str]
+
+
+class ModelProviderSummary(TypedDict, total=False):
+    #: Null when the endpoint is absent or cannot be safely displayed.
+    baseUrl: Optional[str]
+    #: Whether a supported configuration field can be edited in the active user layer.
+    canEdit: Required[bool]
+    id: Required[str]
+    name: Required[str]
+    settings: Required["ProviderSettings"]
+
+
+class OpenaiProviderSettings(TypedDict, total=False):
+    type: Required[Literal["openai"]]
+
+
+class CustomGatewayProviderSettings(TypedDict, total=False):
+    type: Required[Literal["customGateway"]]
+    auth: Required["GatewayAuth"]
+
+
+class BedrockProviderSettings(TypedDict, total=False):
+    type: Required[Literal["bedrock"]]
+    profile: Optional[str]
+    region: Optional[str]
+
+
+class GcpProviderSettings(TypedDict, total=False):
+    type: Required[Literal["gcp"]]
+    #: Path on the app-server host, without credential-file contents.
+    credentialFile: Optional[str]
+    location: Optional[str]
+    projectId: Optional[str]
+
+
+ProviderSettings: TypeAlias = Union["OpenaiProviderSettings", "CustomGatewayProviderSettings", "BedrockProviderSettings", "GcpProviderSettings"]
+
+
+class NoneGatewayAuth(TypedDict, total=False):
+    mode: Required[Literal["none"]]
+
+
+class EnvironmentVariableGatewayAuth(TypedDict, total=False):
+    mode: Required[Literal["environmentVariable"]]
+    envKey: Required[str]
+
+
+class ExternallyConfiguredGatewayAuth(TypedDict, total=False):
+    """Authentication is configured outside the gateway form. Preserve it on edits."""
+    mode: Required[Literal["externallyConfigured"]]
+    envKey: Optional[str]
+
+
+GatewayAuth: TypeAlias = Union["NoneGatewayAuth", "EnvironmentVariableGatewayAuth", "ExternallyConfiguredGatewayAuth"]
+
+
+class ModelProviderCapabilitiesReadParams(TypedDict, total=False):
+    pass
+
+
+class ModelProviderCapabilitiesReadResponse(TypedDict, total=False):
+    imageGeneration: Required[bool]
+    webSearch: Required[bool]
+
+
+class ExperimentalFeatureListParams(TypedDict, total=False):
+    #: Opaque pagination cursor returned by a previous call.
+    cursor: Optional[str]
+    #: Optional page size; defaults to a reasonable server-side value.
+    limit: Optional[int]
+    #: Optional loaded thread id. Pass this when showing feature state for an existing thread so enablement is computed from that thread's refreshed config, including project-local config for the thread's cwd.
+    threadId: Optional[str]
+
+
+class ExperimentalFeatureListResponse(TypedDict, total=False):
+    data: Required[List["ExperimentalFeature"]]
+    #: Opaque cursor to pass to the next call to continue after the last item. If None, there are no more items to return.
+    nextCursor: Optional[str]
+
+
+class ExperimentalFeature(TypedDict, total=False):
+    #: Announcement copy shown to users when the feature is introduced. Null when this feature is not in beta.
+    announcement: Optional[str]
+    #: Whether this feature is enabled by default.
+    defaultEnabled: Required[bool]
+    #: Short summary describing what the feature does. Null when this feature is not in beta.
+    description: Optional[str]
+    #: User-facing display name shown in the experimental features UI. Null when this feature is not in beta.
+    displayName: Optional[str]
+    #: Whether this feature is currently enabled in the loaded config.
+    enabled: Required[bool]
+    #: Stable key used in config.toml and CLI flag toggles.
+    name: Required[str]
+    #: Lifecycle stage of this feature flag.
+    stage: Required["ExperimentalFeatureStage"]
+
+
+ExperimentalFeatureStage: TypeAlias = Literal["beta", "underDevelopment", "stable", "deprecated", "removed"]
+
+
+class ExperimentalFeatureEnablementSetParams(TypedDict, total=False):
+    #: Process-wide runtime feature enablement keyed by canonical feature name.
+    #:
+    #: Only named features are updated. Omitted features are left unchanged. Send an empty map for a no-op.
+    enablement: Required[Dict[str, bool]]
+
+
+class ExperimentalFeatureEnablementSetResponse(TypedDict, total=False):
+    #: Feature enablement entries updated by this request.
+    enablement: Required[Dict[str, bool]]
+
+
+class HooksListParams(TypedDict, total=False):
+    #: Working directories to inspect when no thread is specified. An empty list uses the session cwd.
+    cwds: List[str]
+    #: List a loaded thread's hooks, including its selected environments. Omit `cwds` in this mode.
+    threadId: Optional[str]
+
+
+class HooksListResponse(TypedDict, total=False):
+    data: Required[List["HooksListEntry"]]
+
+
+class HooksListEntry(TypedDict, total=False):
+    cwd: Required[str]
+    errors: Required[List["HookErrorInfo"]]
+    #: Always empty here: we run no hooks.
+    hooks: Required[List[JsonValue]]
+    warnings: Required[List[str]]
+
+
+class HookErrorInfo(TypedDict, total=False):
+    message: Required[str]
+    path: Required[str]
+
+
+class AppsListParams(TypedDict, total=False):
+    """EXPERIMENTAL - list available apps/connectors."""
+    #: Opaque pagination cursor returned by a previous call.
+    cursor: Optional[str]
+    #: When true, bypass app caches and fetch the latest data from sources.
+    forceRefetch: bool
+    #: Optional page size; defaults to a reasonable server-side value.
+    limit: Optional[int]
+    #: Optional thread id used to evaluate app feature gating from that thread's config.
+    threadId: Optional[str]
+
+
+class AppsListResponse(TypedDict, total=False):
+    """EXPERIMENTAL - app list response."""
+    #: Always empty here: apps need a ChatGPT login.
+    data: Required[List[JsonValue]]
+    #: Opaque cursor to pass to the next call to continue after the last item. If None, there are no more items to return.
+    nextCursor: Optional[str]
+
+
+class PluginListParams(TypedDict, total=False):
+    #: Optional working directories used to discover repo marketplaces. When omitted, only home-scoped marketplaces and the official curated marketplace are considered.
+    cwds: Optional[List["AbsolutePathBuf"]]
+    #: Whether the client requests a fresh remote plugin catalog fetch.
+    forceRefetch: bool
+    #: Optional marketplace kind filter. When omitted, only local marketplaces are queried, plus the default remote catalog when enabled by feature flag.
+    marketplaceKinds: Optional[List["PluginListMarketplaceKind"]]
+
+
+PluginListMarketplaceKind: TypeAlias = Literal["local", "vertical", "workspace-directory", "shared-with-me", "created-by-me-remote"]
+
+
+class PluginListResponse(TypedDict, total=False):
+    featuredPluginIds: List[str]
+    marketplaceLoadErrors: List["MarketplaceLoadErrorInfo"]
+    #: Always empty here: no marketplace is read.
+    marketplaces: Required[List[JsonValue]]
+
+
+class MarketplaceLoadErrorInfo(TypedDict, total=False):
+    marketplacePath: Required["AbsolutePathBuf"]
+    message: Required[str]
+
+
+class ThreadGoalGetParams(TypedDict, total=False):
+    threadId: Required[str]
+
+
+class ThreadGoalGetResponse(TypedDict, total=False):
+    goal: Optional["ThreadGoal"]
+
+
+class ThreadGoalSetParams(TypedDict, total=False):
+    objective: Optional[str]
+    #: Missing provenance does not supply user authorization.
+    origin: Optional["ThreadGoalMutationOrigin"]
+    status: Optional["ThreadGoalStatus"]
+    threadId: Required[str]
+    tokenBudget: Optional[int]
+
+
+class ThreadGoalSetResponse(TypedDict, total=False):
+    goal: Required["ThreadGoal"]
+
+
+class ThreadGoalClearParams(TypedDict, total=False):
+    #: Missing provenance does not supply user authorization.
+    origin: Optional["ThreadGoalMutationOrigin"]
+    threadId: Required[str]
+
+
+class ThreadGoalClearResponse(TypedDict, total=False):
+    cleared: Required[bool]
+
+
+class ThreadGoal(TypedDict, total=False):
+    createdAt: Required[int]
+    objective: Required[str]
+    status: Required["ThreadGoalStatus"]
+    threadId: Required[str]
+    timeUsedSeconds: Required[int]
+    tokenBudget: Optional[int]
+    tokensUsed: Required[int]
+    updatedAt: Required[int]
+
+
+ThreadGoalStatus: TypeAlias = Literal["active", "paused", "blocked", "usageLimited", "budgetLimited", "complete"]
+
+
+#: Distinguishes explicit user actions from automatic goal lifecycle mutations.
+ThreadGoalMutationOrigin: TypeAlias = Literal["user", "automatic"]
+
+
+class ThreadGoalUpdatedNotification(TypedDict, total=False):
+    goal: Required["ThreadGoal"]
+    threadId: Required[str]
+    turnId: Optional[str]
+
+
+class ThreadGoalClearedNotification(TypedDict, total=False):
+    threadId: Required[str]
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -2219,6 +2466,17 @@ CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "config/value/write": ("ConfigValueWriteParams", "ConfigWriteResponse"),
     "config/batchWrite": ("ConfigBatchWriteParams", "ConfigWriteResponse"),
     "account/read": ("GetAccountParams", "GetAccountResponse"),
+    "modelProvider/list": ("ModelProviderListParams", "ModelProviderListResponse"),
+    "modelProvider/capabilities/read": ("ModelProviderCapabilitiesReadParams", "ModelProviderCapabilitiesReadResponse"),
+    "experimentalFeature/list": ("ExperimentalFeatureListParams", "ExperimentalFeatureListResponse"),
+    "experimentalFeature/enablement/set": ("ExperimentalFeatureEnablementSetParams", "ExperimentalFeatureEnablementSetResponse"),
+    "hooks/list": ("HooksListParams", "HooksListResponse"),
+    "app/list": ("AppsListParams", "AppsListResponse"),
+    "plugin/list": ("PluginListParams", "PluginListResponse"),
+    "thread/goal/get": ("ThreadGoalGetParams", "ThreadGoalGetResponse"),
+    "thread/goal/set": ("ThreadGoalSetParams", "ThreadGoalSetResponse"),
+    "thread/goal/clear": ("ThreadGoalClearParams", "ThreadGoalClearResponse"),
+    "account/rateLimits/read": (None, None),
     "fs/readFile": ("FsReadFileParams", "FsReadFileResponse"),
     "fs/writeFile": ("FsWriteFileParams", "FsWriteFileResponse"),
     "fs/createDirectory": ("FsCreateDirectoryParams", "FsCreateDirectoryResponse"),
@@ -2260,6 +2518,8 @@ CLIENT_NOTIFICATIONS: Dict[str, Optional[str]] = {
 }
 
 SERVER_NOTIFICATIONS: Dict[str, Optional[str]] = {
+    "thread/goal/updated": "ThreadGoalUpdatedNotification",
+    "thread/goal/cleared": "ThreadGoalClearedNotification",
     "thread/started": "ThreadStartedNotification",
     "thread/status/changed": "ThreadStatusChangedNotification",
     "thread/archived": "ThreadArchivedNotification",
@@ -2345,6 +2605,50 @@ class RequestMethods:
     def account_read(self, params: Optional[GetAccountParams] = None) -> GetAccountResponse:
         """Whether an API key is available and whether the provider needs OpenAI auth."""
         return self.request("account/read", {} if params is None else params)
+
+    def model_provider_list(self, params: Optional[ModelProviderListParams] = None) -> ModelProviderListResponse:
+        """The configured model providers (custom ones first) and the default."""
+        return self.request("modelProvider/list", {} if params is None else params)
+
+    def model_provider_capabilities_read(self, params: Optional[ModelProviderCapabilitiesReadParams] = None) -> ModelProviderCapabilitiesReadResponse:
+        """What the provider offers beside text (upstream answers the same for every one)."""
+        return self.request("modelProvider/capabilities/read", {} if params is None else params)
+
+    def experimental_feature_list(self, params: Optional[ExperimentalFeatureListParams] = None) -> ExperimentalFeatureListResponse:
+        """Upstream's feature flags with their stage, default and state, paged."""
+        return self.request("experimentalFeature/list", {} if params is None else params)
+
+    def experimental_feature_enablement_set(self, params: ExperimentalFeatureEnablementSetParams) -> ExperimentalFeatureEnablementSetResponse:
+        """Process-wide runtime enablement of the flags upstream lets clients toggle."""
+        return self.request("experimentalFeature/enablement/set", params)
+
+    def hooks_list(self, params: Optional[HooksListParams] = None) -> HooksListResponse:
+        """Lifecycle hooks per cwd (none: hooks are not run here)."""
+        return self.request("hooks/list", {} if params is None else params)
+
+    def app_list(self, params: Optional[AppsListParams] = None) -> AppsListResponse:
+        """Apps (connectors): none without a ChatGPT login, as upstream."""
+        return self.request("app/list", {} if params is None else params)
+
+    def plugin_list(self, params: Optional[PluginListParams] = None) -> PluginListResponse:
+        """Plugin marketplaces: none without a ChatGPT login, as upstream."""
+        return self.request("plugin/list", {} if params is None else params)
+
+    def thread_goal_get(self, params: ThreadGoalGetParams) -> ThreadGoalGetResponse:
+        """A loaded thread's goal, or null."""
+        return self.request("thread/goal/get", params)
+
+    def thread_goal_set(self, params: ThreadGoalSetParams) -> ThreadGoalSetResponse:
+        """Set or update a loaded thread's goal (objective, status, token budget)."""
+        return self.request("thread/goal/set", params)
+
+    def thread_goal_clear(self, params: ThreadGoalClearParams) -> ThreadGoalClearResponse:
+        """Remove a loaded thread's goal."""
+        return self.request("thread/goal/clear", params)
+
+    def account_rate_limits_read(self) -> Any:
+        """Rate limits of a ChatGPT login; without one, upstream's -32600."""
+        return self.request("account/rateLimits/read", None)
 
     def fs_read_file(self, params: FsReadFileParams) -> FsReadFileResponse:
         """Read a whole file, base64-encoded."""
@@ -2527,6 +2831,50 @@ class AsyncRequestMethods:
     async def account_read(self, params: Optional[GetAccountParams] = None) -> GetAccountResponse:
         """Whether an API key is available and whether the provider needs OpenAI auth."""
         return await self.request("account/read", {} if params is None else params)
+
+    async def model_provider_list(self, params: Optional[ModelProviderListParams] = None) -> ModelProviderListResponse:
+        """The configured model providers (custom ones first) and the default."""
+        return await self.request("modelProvider/list", {} if params is None else params)
+
+    async def model_provider_capabilities_read(self, params: Optional[ModelProviderCapabilitiesReadParams] = None) -> ModelProviderCapabilitiesReadResponse:
+        """What the provider offers beside text (upstream answers the same for every one)."""
+        return await self.request("modelProvider/capabilities/read", {} if params is None else params)
+
+    async def experimental_feature_list(self, params: Optional[ExperimentalFeatureListParams] = None) -> ExperimentalFeatureListResponse:
+        """Upstream's feature flags with their stage, default and state, paged."""
+        return await self.request("experimentalFeature/list", {} if params is None else params)
+
+    async def experimental_feature_enablement_set(self, params: ExperimentalFeatureEnablementSetParams) -> ExperimentalFeatureEnablementSetResponse:
+        """Process-wide runtime enablement of the flags upstream lets clients toggle."""
+        return await self.request("experimentalFeature/enablement/set", params)
+
+    async def hooks_list(self, params: Optional[HooksListParams] = None) -> HooksListResponse:
+        """Lifecycle hooks per cwd (none: hooks are not run here)."""
+        return await self.request("hooks/list", {} if params is None else params)
+
+    async def app_list(self, params: Optional[AppsListParams] = None) -> AppsListResponse:
+        """Apps (connectors): none without a ChatGPT login, as upstream."""
+        return await self.request("app/list", {} if params is None else params)
+
+    async def plugin_list(self, params: Optional[PluginListParams] = None) -> PluginListResponse:
+        """Plugin marketplaces: none without a ChatGPT login, as upstream."""
+        return await self.request("plugin/list", {} if params is None else params)
+
+    async def thread_goal_get(self, params: ThreadGoalGetParams) -> ThreadGoalGetResponse:
+        """A loaded thread's goal, or null."""
+        return await self.request("thread/goal/get", params)
+
+    async def thread_goal_set(self, params: ThreadGoalSetParams) -> ThreadGoalSetResponse:
+        """Set or update a loaded thread's goal (objective, status, token budget)."""
+        return await self.request("thread/goal/set", params)
+
+    async def thread_goal_clear(self, params: ThreadGoalClearParams) -> ThreadGoalClearResponse:
+        """Remove a loaded thread's goal."""
+        return await self.request("thread/goal/clear", params)
+
+    async def account_rate_limits_read(self) -> Any:
+        """Rate limits of a ChatGPT login; without one, upstream's -32600."""
+        return await self.request("account/rateLimits/read", None)
 
     async def fs_read_file(self, params: FsReadFileParams) -> FsReadFileResponse:
         """Read a whole file, base64-encoded."""

@@ -2141,6 +2141,305 @@ export type OverriddenMetadata = {
   overridingLayer: ConfigLayerMetadata;
 };
 
+export type ModelProviderListParams = {
+};
+
+export type ModelProviderListResponse = {
+  canChangeDefault: boolean;
+  data: Array<ModelProviderSummary>;
+  defaultProviderId: string;
+};
+
+export type ModelProviderSummary = {
+  /**
+   * Null when the endpoint is absent or cannot be safely displayed.
+   */
+  baseUrl?: string | null;
+  /**
+   * Whether a supported configuration field can be edited in the active user layer.
+   */
+  canEdit: boolean;
+  id: string;
+  name: string;
+  settings: ProviderSettings;
+};
+
+export type ProviderSettings =
+  | {
+      type: "openai";
+    }
+  | {
+      type: "customGateway";
+      auth: GatewayAuth;
+    }
+  | {
+      type: "bedrock";
+      profile?: string | null;
+      region?: string | null;
+    }
+  | {
+      type: "gcp";
+      /**
+       * Path on the app-server host, without credential-file contents.
+       */
+      credentialFile?: string | null;
+      location?: string | null;
+      projectId?: string | null;
+    };
+
+export type GatewayAuth =
+  | {
+      mode: "none";
+    }
+  | {
+      mode: "environmentVariable";
+      envKey: string;
+    }
+  | {
+      mode: "externallyConfigured";
+      envKey?: string | null;
+    };
+
+export type ModelProviderCapabilitiesReadParams = {
+};
+
+export type ModelProviderCapabilitiesReadResponse = {
+  imageGeneration: boolean;
+  webSearch: boolean;
+};
+
+export type ExperimentalFeatureListParams = {
+  /**
+   * Opaque pagination cursor returned by a previous call.
+   */
+  cursor?: string | null;
+  /**
+   * Optional page size; defaults to a reasonable server-side value.
+   */
+  limit?: number | null;
+  /**
+   * Optional loaded thread id. Pass this when showing feature state for an existing thread so enablement is computed from that thread's refreshed config, including project-local config for the thread's cwd.
+   */
+  threadId?: string | null;
+};
+
+export type ExperimentalFeatureListResponse = {
+  data: Array<ExperimentalFeature>;
+  /**
+   * Opaque cursor to pass to the next call to continue after the last item. If None, there are no more items to return.
+   */
+  nextCursor?: string | null;
+};
+
+export type ExperimentalFeature = {
+  /**
+   * Announcement copy shown to users when the feature is introduced. Null when this feature is not in beta.
+   */
+  announcement?: string | null;
+  /**
+   * Whether this feature is enabled by default.
+   */
+  defaultEnabled: boolean;
+  /**
+   * Short summary describing what the feature does. Null when this feature is not in beta.
+   */
+  description?: string | null;
+  /**
+   * User-facing display name shown in the experimental features UI. Null when this feature is not in beta.
+   */
+  displayName?: string | null;
+  /**
+   * Whether this feature is currently enabled in the loaded config.
+   */
+  enabled: boolean;
+  /**
+   * Stable key used in config.toml and CLI flag toggles.
+   */
+  name: string;
+  /**
+   * Lifecycle stage of this feature flag.
+   */
+  stage: ExperimentalFeatureStage;
+};
+
+export type ExperimentalFeatureStage = "beta" | "underDevelopment" | "stable" | "deprecated" | "removed";
+
+export type ExperimentalFeatureEnablementSetParams = {
+  /**
+   * Process-wide runtime feature enablement keyed by canonical feature name.
+   *
+   * Only named features are updated. Omitted features are left unchanged. Send an empty map for a no-op.
+   */
+  enablement: { [key in string]?: boolean };
+};
+
+export type ExperimentalFeatureEnablementSetResponse = {
+  /**
+   * Feature enablement entries updated by this request.
+   */
+  enablement: { [key in string]?: boolean };
+};
+
+export type HooksListParams = {
+  /**
+   * Working directories to inspect when no thread is specified. An empty list uses the session cwd.
+   */
+  cwds?: Array<string>;
+  /**
+   * List a loaded thread's hooks, including its selected environments. Omit `cwds` in this mode.
+   */
+  threadId?: string | null;
+};
+
+export type HooksListResponse = {
+  data: Array<HooksListEntry>;
+};
+
+export type HooksListEntry = {
+  cwd: string;
+  errors: Array<HookErrorInfo>;
+  /**
+   * Always empty here: we run no hooks.
+   */
+  hooks: Array<JsonValue>;
+  warnings: Array<string>;
+};
+
+export type HookErrorInfo = {
+  message: string;
+  path: string;
+};
+
+/**
+ * EXPERIMENTAL - list available apps/connectors.
+ */
+export type AppsListParams = {
+  /**
+   * Opaque pagination cursor returned by a previous call.
+   */
+  cursor?: string | null;
+  /**
+   * When true, bypass app caches and fetch the latest data from sources.
+   */
+  forceRefetch?: boolean;
+  /**
+   * Optional page size; defaults to a reasonable server-side value.
+   */
+  limit?: number | null;
+  /**
+   * Optional thread id used to evaluate app feature gating from that thread's config.
+   */
+  threadId?: string | null;
+};
+
+/**
+ * EXPERIMENTAL - app list response.
+ */
+export type AppsListResponse = {
+  /**
+   * Always empty here: apps need a ChatGPT login.
+   */
+  data: Array<JsonValue>;
+  /**
+   * Opaque cursor to pass to the next call to continue after the last item. If None, there are no more items to return.
+   */
+  nextCursor?: string | null;
+};
+
+export type PluginListParams = {
+  /**
+   * Optional working directories used to discover repo marketplaces. When omitted, only home-scoped marketplaces and the official curated marketplace are considered.
+   */
+  cwds?: Array<AbsolutePathBuf> | null;
+  /**
+   * Whether the client requests a fresh remote plugin catalog fetch.
+   */
+  forceRefetch?: boolean;
+  /**
+   * Optional marketplace kind filter. When omitted, only local marketplaces are queried, plus the default remote catalog when enabled by feature flag.
+   */
+  marketplaceKinds?: Array<PluginListMarketplaceKind> | null;
+};
+
+export type PluginListMarketplaceKind = "local" | "vertical" | "workspace-directory" | "shared-with-me" | "created-by-me-remote";
+
+export type PluginListResponse = {
+  featuredPluginIds?: Array<string>;
+  marketplaceLoadErrors?: Array<MarketplaceLoadErrorInfo>;
+  /**
+   * Always empty here: no marketplace is read.
+   */
+  marketplaces: Array<JsonValue>;
+};
+
+export type MarketplaceLoadErrorInfo = {
+  marketplacePath: AbsolutePathBuf;
+  message: string;
+};
+
+export type ThreadGoalGetParams = {
+  threadId: string;
+};
+
+export type ThreadGoalGetResponse = {
+  goal?: ThreadGoal | null;
+};
+
+export type ThreadGoalSetParams = {
+  objective?: string | null;
+  /**
+   * Missing provenance does not supply user authorization.
+   */
+  origin?: ThreadGoalMutationOrigin | null;
+  status?: ThreadGoalStatus | null;
+  threadId: string;
+  tokenBudget?: number | null;
+};
+
+export type ThreadGoalSetResponse = {
+  goal: ThreadGoal;
+};
+
+export type ThreadGoalClearParams = {
+  /**
+   * Missing provenance does not supply user authorization.
+   */
+  origin?: ThreadGoalMutationOrigin | null;
+  threadId: string;
+};
+
+export type ThreadGoalClearResponse = {
+  cleared: boolean;
+};
+
+export type ThreadGoal = {
+  createdAt: number;
+  objective: string;
+  status: ThreadGoalStatus;
+  threadId: string;
+  timeUsedSeconds: number;
+  tokenBudget?: number | null;
+  tokensUsed: number;
+  updatedAt: number;
+};
+
+export type ThreadGoalStatus = "active" | "paused" | "blocked" | "usageLimited" | "budgetLimited" | "complete";
+
+/**
+ * Distinguishes explicit user actions from automatic goal lifecycle mutations.
+ */
+export type ThreadGoalMutationOrigin = "user" | "automatic";
+
+export type ThreadGoalUpdatedNotification = {
+  goal: ThreadGoal;
+  threadId: string;
+  turnId?: string | null;
+};
+
+export type ThreadGoalClearedNotification = {
+  threadId: string;
+};
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -2154,6 +2453,17 @@ export type ClientRequest =
   | { method: "config/value/write"; id: RequestId; params: ConfigValueWriteParams }
   | { method: "config/batchWrite"; id: RequestId; params: ConfigBatchWriteParams }
   | { method: "account/read"; id: RequestId; params: GetAccountParams }
+  | { method: "modelProvider/list"; id: RequestId; params: ModelProviderListParams }
+  | { method: "modelProvider/capabilities/read"; id: RequestId; params: ModelProviderCapabilitiesReadParams }
+  | { method: "experimentalFeature/list"; id: RequestId; params: ExperimentalFeatureListParams }
+  | { method: "experimentalFeature/enablement/set"; id: RequestId; params: ExperimentalFeatureEnablementSetParams }
+  | { method: "hooks/list"; id: RequestId; params: HooksListParams }
+  | { method: "app/list"; id: RequestId; params: AppsListParams }
+  | { method: "plugin/list"; id: RequestId; params: PluginListParams }
+  | { method: "thread/goal/get"; id: RequestId; params: ThreadGoalGetParams }
+  | { method: "thread/goal/set"; id: RequestId; params: ThreadGoalSetParams }
+  | { method: "thread/goal/clear"; id: RequestId; params: ThreadGoalClearParams }
+  | { method: "account/rateLimits/read"; id: RequestId }
   | { method: "fs/readFile"; id: RequestId; params: FsReadFileParams }
   | { method: "fs/writeFile"; id: RequestId; params: FsWriteFileParams }
   | { method: "fs/createDirectory"; id: RequestId; params: FsCreateDirectoryParams }
@@ -2193,6 +2503,8 @@ export type ClientNotification =
   | { method: "initialized" };
 
 export type ServerNotification =
+  | { method: "thread/goal/updated"; params: ThreadGoalUpdatedNotification }
+  | { method: "thread/goal/cleared"; params: ThreadGoalClearedNotification }
   | { method: "thread/started"; params: ThreadStartedNotification }
   | { method: "thread/status/changed"; params: ThreadStatusChangedNotification }
   | { method: "thread/archived"; params: ThreadArchivedNotification }
@@ -2266,6 +2578,50 @@ export interface ClientRequestMap {
    * Whether an API key is available and whether the provider needs OpenAI auth.
    */
   "account/read": { params: GetAccountParams; result: GetAccountResponse };
+  /**
+   * The configured model providers (custom ones first) and the default.
+   */
+  "modelProvider/list": { params: ModelProviderListParams; result: ModelProviderListResponse };
+  /**
+   * What the provider offers beside text (upstream answers the same for every one).
+   */
+  "modelProvider/capabilities/read": { params: ModelProviderCapabilitiesReadParams; result: ModelProviderCapabilitiesReadResponse };
+  /**
+   * Upstream's feature flags with their stage, default and state, paged.
+   */
+  "experimentalFeature/list": { params: ExperimentalFeatureListParams; result: ExperimentalFeatureListResponse };
+  /**
+   * Process-wide runtime enablement of the flags upstream lets clients toggle.
+   */
+  "experimentalFeature/enablement/set": { params: ExperimentalFeatureEnablementSetParams; result: ExperimentalFeatureEnablementSetResponse };
+  /**
+   * Lifecycle hooks per cwd (none: hooks are not run here).
+   */
+  "hooks/list": { params: HooksListParams; result: HooksListResponse };
+  /**
+   * Apps (connectors): none without a ChatGPT login, as upstream.
+   */
+  "app/list": { params: AppsListParams; result: AppsListResponse };
+  /**
+   * Plugin marketplaces: none without a ChatGPT login, as upstream.
+   */
+  "plugin/list": { params: PluginListParams; result: PluginListResponse };
+  /**
+   * A loaded thread's goal, or null.
+   */
+  "thread/goal/get": { params: ThreadGoalGetParams; result: ThreadGoalGetResponse };
+  /**
+   * Set or update a loaded thread's goal (objective, status, token budget).
+   */
+  "thread/goal/set": { params: ThreadGoalSetParams; result: ThreadGoalSetResponse };
+  /**
+   * Remove a loaded thread's goal.
+   */
+  "thread/goal/clear": { params: ThreadGoalClearParams; result: ThreadGoalClearResponse };
+  /**
+   * Rate limits of a ChatGPT login; without one, upstream's -32600.
+   */
+  "account/rateLimits/read": { params: undefined; result: JsonValue };
   /**
    * Read a whole file, base64-encoded.
    */
@@ -2393,6 +2749,8 @@ export interface ClientNotificationMap {
 
 /** Server-to-client notifications by method: params type. */
 export interface ServerNotificationMap {
+  "thread/goal/updated": ThreadGoalUpdatedNotification;
+  "thread/goal/cleared": ThreadGoalClearedNotification;
   "thread/started": ThreadStartedNotification;
   "thread/status/changed": ThreadStatusChangedNotification;
   "thread/archived": ThreadArchivedNotification;

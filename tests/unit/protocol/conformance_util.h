@@ -43,7 +43,8 @@
 static const char *const more_instances[] = {"tests/fixtures/fs/conformance_instances.json",
 	"tests/fixtures/thread/conformance_instances.json",
 	"tests/fixtures/profiles/conformance_instances.json",
-	"tests/fixtures/skills/conformance_instances.json"};
+	"tests/fixtures/skills/conformance_instances.json",
+	"tests/fixtures/clients/conformance_instances.json"};
 
 /*
  * Methods upstream marks experimental (#[experimental]): its generated schema leaves them
@@ -85,7 +86,7 @@ static struct {
 	struct file_jsv {
 		char *key; /* "ours:v2/X.json" or "ref:v2/X.json" */
 		struct jsv *jsv;
-	} cache[256];
+	} cache[512];
 	size_t ncache;
 } g;
 

@@ -1,0 +1,10 @@
+/* Upstream 0.169's bundled model catalogue (model_catalog.c), as model/list's Model objects. */
+#ifndef API_MODEL_CATALOG_H
+#define API_MODEL_CATALOG_H
+
+#include <jansson.h>
+
+/* Every model in upstream's order (new reference); hidden ones only when include_hidden. */
+json_t *model_catalog_list(int include_hidden);
+
+#endif

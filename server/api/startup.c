@@ -1,0 +1,263 @@
+/*
+ * The small methods real clients call at start-up (notes/real-clients.md §1), answered as
+ * upstream 0.169 answers them for a user without a ChatGPT login: modelProvider/list and
+ * capabilities, experimentalFeature/list and enablement/set, hooks/list (we run no hooks:
+ * every cwd has none), app/list and plugin/list (empty: both need a ChatGPT login upstream)
+ * and account/rateLimits/read (upstream's -32600 without that login). Each request reads the
+ * configuration afresh, as config/read does.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "profiles.h"
+#include "session.h"
+#include "startup.h"
+#include "config/config.h"
+#include "config/features.h"
+#include "protocol/xmalloc.h"
+#include "rpc/rpc.h"
+#include "thread/uuidv7.h"
+
+/*
+ * experimentalFeature/enablement/set: the flags upstream 0.169 takes at run time (the others
+ * it drops without a word, as observed), and their process-wide state: -1 unset, 0 or 1.
+ */
+static struct {
+	const char *name;
+	int on;
+} startup_runtime[] = {{"memories", -1}, {"remote_control", -1}, {"tool_suggest", -1}};
+
+/* The configuration now, or NULL after answering the request's error. */
+static struct config *
+startup_config(struct rpc_req *req)
+{
+	struct config *c;
+	char *cause = NULL;
+
+	if ((c = config_load(&cause)) == NULL) {
+		rpc_reply_errorf(req, RPC_INTERNAL_ERROR, "%s", cause);
+		free(cause);
+	}
+	return c;
+}
+
+int
+startup_feature_enabled(const struct config *c, const char *name)
+{
+	const struct feature_info *f = config_feature_find(name);
+	json_t *v = json_object_get(config_get(c, "features"), name);
+
+	/* config.toml, -c and --enable/--disable first; the run-time switch only below them */
+	if (json_is_boolean(v))
+		return json_is_true(v);
+	for (size_t i = 0; i < nitems(startup_runtime); i++)
+		if (strcmp(startup_runtime[i].name, name) == 0 && startup_runtime[i].on >= 0)
+			return startup_runtime[i].on;
+	return f != NULL && f->default_enabled;
+}
+
+/* One provider of modelProvider/list, as upstream describes a custom one. */
+static json_t *
+startup_provider(const struct model_provider *p)
+{
+	json_t *auth;
+
+	if (p->env_key != NULL)
+		auth = json_pack("{s:s, s:s}", "mode", "environmentVariable", "envKey", p->env_key);
+	else if (p->requires_openai_auth)
+		auth = json_pack("{s:s, s:n}", "mode", "externallyConfigured", "envKey");
+	else
+		auth = json_pack("{s:s}", "mode", "none");
+	return json_pack("{s:s, s:s, s:b, s:s?, s:{s:s, s:o}}", "id", p->id, "name", p->name,
+		"canEdit", 1, "baseUrl", p->base_url, "settings", "type", "customGateway", "auth",
+		auth);
+}
+
+/* modelProvider/list: config.toml's providers sorted by id, then OpenAI (upstream's order). */
+static void
+startup_provider_list(struct session *s, struct rpc_req *req, json_t *params)
+{
+	json_t *data = json_array(), *table, *v;
+	const struct model_provider *p;
+	const char **ids;
+	const char *id;
+	struct config *c;
+	size_t n = 0;
+
+	(void)s;
+	(void)params;
+	if ((c = startup_config(req)) == NULL) {
+		json_decref(data);
+		return;
+	}
+	table = config_get(c, "model_providers");
+	ids = xcalloc(json_object_size(table) + 1, sizeof *ids);
+	json_object_foreach(table, id, v)
+	{
+		ids[n++] = id;
+	}
+	qsort(ids, n, sizeof *ids, startup_strcmp);
+	for (size_t i = 0; i < n; i++)
+		if ((p = config_provider(c, ids[i])) != NULL && !p->builtin)
+			json_array_append_new(data, startup_provider(p));
+	free(ids);
+	json_array_append_new(data,
+		json_pack("{s:s, s:s, s:b, s:n, s:{s:s}}", "id", "openai", "name", "OpenAI",
+			"canEdit", 0, "baseUrl", "settings", "type", "openai"));
+	rpc_reply(req,
+		json_pack("{s:o, s:s, s:b}", "data", data, "defaultProviderId",
+			config_provider_id(c), "canChangeDefault", 1));
+	config_free(c);
+}
+
+/* modelProvider/capabilities/read: upstream answers the same for every provider. */
+static void
+startup_provider_capabilities(struct session *s, struct rpc_req *req, json_t *params)
+{
+	(void)s;
+	(void)params;
+	rpc_reply(req, json_pack("{s:b, s:b}", "imageGeneration", 1, "webSearch", 1));
+}
+
+/* experimentalFeature/list: every flag of upstream's, in its order, paged. */
+static void
+startup_feature_list(struct session *s, struct rpc_req *req, json_t *params)
+{
+	static const char *const stages[] = {[FEATURE_BETA] = "beta",
+		[FEATURE_UNDER_DEVELOPMENT] = "underDevelopment",
+		[FEATURE_STABLE] = "stable",
+		[FEATURE_DEPRECATED] = "deprecated",
+		[FEATURE_REMOVED] = "removed"};
+	const struct feature_info *f;
+	json_t *all = json_array();
+	struct config *c;
+
+	(void)s;
+	if ((c = startup_config(req)) == NULL) {
+		json_decref(all);
+		return;
+	}
+	for (size_t i = 0; (f = config_feature_at(i)) != NULL; i++)
+		json_array_append_new(all,
+			json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:b, s:b}", "name", f->name,
+				"stage", stages[f->stage], "displayName", f->display_name,
+				"description", f->description, "announcement", f->announcement,
+				"enabled", startup_feature_enabled(c, f->name), "defaultEnabled",
+				f->default_enabled));
+	profiles_reply_page(req, params, all, "feature flags");
+	json_decref(all);
+	config_free(c);
+}
+
+/* experimentalFeature/enablement/set: the switchable flags named, echoed; others dropped. */
+static void
+startup_feature_enablement(struct session *s, struct rpc_req *req, json_t *params)
+{
+	json_t *set = json_object_get(params, "enablement"), *done = json_object(), *v;
+	const char *name;
+
+	(void)s;
+	json_object_foreach(set, name, v)
+	{
+		for (size_t i = 0; i < nitems(startup_runtime); i++)
+			if (strcmp(startup_runtime[i].name, name) == 0) {
+				startup_runtime[i].on = json_is_true(v);
+				json_object_set(done, name, v);
+			}
+	}
+	rpc_reply(req, json_pack("{s:o}", "enablement", done));
+}
+
+/* Answer upstream's error for a threadId member that is not a UUID; 0 when it is fine. */
+static int
+startup_bad_thread_id(struct rpc_req *req, json_t *params)
+{
+	const char *id = json_string_value(json_object_get(params, "threadId"));
+	char *why = NULL;
+
+	if (id == NULL || uuidv7_check(id, &why) == 0)
+		return 0;
+	rpc_reply_errorf(req, RPC_INVALID_REQUEST, "invalid thread id: %s", why);
+	free(why);
+	return -1;
+}
+
+/* hooks/list: one empty entry per cwd asked (the daemon's cwd when none), as upstream. */
+static void
+startup_hooks_list(struct session *s, struct rpc_req *req, json_t *params)
+{
+	json_t *cwds = json_object_get(params, "cwds"), *data = json_array(), *v;
+	char *here;
+	size_t i;
+
+	(void)s;
+	if (startup_bad_thread_id(req, params) != 0) {
+		json_decref(data);
+		return;
+	}
+	json_array_foreach(cwds, i, v)
+	{
+		json_array_append_new(data,
+			json_pack("{s:O, s:[], s:[], s:[]}", "cwd", v, "hooks", "warnings",
+				"errors"));
+	}
+	if (json_array_size(data) == 0) {
+		here = getcwd(NULL, 0);
+		json_array_append_new(data,
+			json_pack("{s:s, s:[], s:[], s:[]}", "cwd", here != NULL ? here : "/",
+				"hooks", "warnings", "errors"));
+		free(here);
+	}
+	rpc_reply(req, json_pack("{s:o}", "data", data));
+}
+
+/* app/list: apps come from ChatGPT's connectors, so none without that login. */
+static void
+startup_app_list(struct session *s, struct rpc_req *req, json_t *params)
+{
+	(void)s;
+	if (startup_bad_thread_id(req, params) == 0)
+		rpc_reply(req, json_pack("{s:[], s:n}", "data", "nextCursor"));
+}
+
+/* plugin/list: no marketplace without a ChatGPT login, as upstream lists it then. */
+static void
+startup_plugin_list(struct session *s, struct rpc_req *req, json_t *params)
+{
+	(void)s;
+	(void)params;
+	rpc_reply(req,
+		json_pack("{s:[], s:[], s:[]}", "marketplaces", "marketplaceLoadErrors",
+			"featuredPluginIds"));
+}
+
+/* account/rateLimits/read: limits come with a ChatGPT login, which we never have. */
+static void
+startup_rate_limits(struct session *s, struct rpc_req *req, json_t *params)
+{
+	(void)s;
+	(void)params;
+	rpc_reply_error(req, RPC_INVALID_REQUEST,
+		"codex account authentication required to read rate limits", NULL);
+}
+
+int
+startup_strcmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+const struct rpc_method api_startup_methods[] = {
+	{"modelProvider/list", startup_provider_list, 0},
+	{"modelProvider/capabilities/read", startup_provider_capabilities, 0},
+	{"experimentalFeature/list", startup_feature_list, 0},
+	{"experimentalFeature/enablement/set", startup_feature_enablement, 0},
+	{"hooks/list", startup_hooks_list, 0},
+	{"app/list", startup_app_list, 0},
+	{"plugin/list", startup_plugin_list, 0},
+	{"account/rateLimits/read", startup_rate_limits, 0},
+	{NULL, NULL, 0},
+};
