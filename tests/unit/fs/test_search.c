@@ -16,6 +16,7 @@
 #include "fs/walk/gitignore.h"
 #include "fs/search/search.h"
 #include "fs/walk/walk.h"
+#include "tests/helpers/skip_note.h"
 
 struct gi_case {
 	const char *pattern;
@@ -195,6 +196,25 @@ test_walk_skips_pseudo(void **state)
 }
 
 /* The layout upstream was probed with: its verdicts, file by file. */
+/* Whether a folder above path holds .git (then path is inside a git work tree). */
+static int
+git_above(const char *path)
+{
+	char *d = xstrdup(path), *slash;
+	int found = 0;
+
+	while (!found && (slash = strrchr(d, '/')) != NULL && slash != d) {
+		*slash = '\0';
+		char *g = xasprintf("%s/.git", d);
+
+		found = access(g, F_OK) == 0;
+		free(g);
+	}
+	found |= access("/.git", F_OK) == 0;
+	free(d);
+	return found;
+}
+
 static void
 test_walk_precedence(void **state)
 {
@@ -237,9 +257,15 @@ test_walk_precedence(void **state)
 	assert_true(has(&c, ".git/HEAD")); /* dot-folders are walked, .git too */
 	free(p);
 	p = tu_path(d, "nogit");
-	search_sync(p, "foo", &c);
-	assert_true(has(&c, "foo1")); /* no git work tree: .gitignore does not count */
-	assert_true(has(&c, "sub/foo2"));
+	if (git_above(p)) {
+		/* e.g. a sandbox's leftover mode-000 placeholder /tmp/.git (docs/sandbox.md) */
+		skip_note("test_walk_precedence: .gitignore outside a git work tree", 2,
+			"a folder above the test's temporary folder holds .git");
+	} else {
+		search_sync(p, "foo", &c);
+		assert_true(has(&c, "foo1")); /* no git work tree: .gitignore does not count */
+		assert_true(has(&c, "sub/foo2"));
+	}
 	free(p);
 	tu_rmtree(d);
 	free(d);
