@@ -50,7 +50,7 @@ $(FUZZ_OBJ)/libcore.a: $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(CORE_SRC))
 define fuzz_target
 $(FUZZ_BIN)/fuzz_$(1): $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(call fuzz_srcs,$(1))) $(FUZZ_OBJ)/libcore.a
 	@mkdir -p $$(dir $$@)
-	$$(call quiet,LD,$(FUZZ_CC) $(FUZZ_SANFLAGS) -fsanitize=fuzzer -o $$@ $$^ $(LDLIBS))
+	$$(call quiet,LD,$$(FUZZ_CC) $$(FUZZ_SANFLAGS) -fsanitize=fuzzer -o $$@ $$^ $$(LDLIBS))
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_target,$(t))))
 
