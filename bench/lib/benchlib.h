@@ -126,6 +126,16 @@ void bench_mem(pid_t pid, long *rss, long *hwm);
  * be NULL) gets the mapped files, one per line (heap).
  */
 long bench_rss_files(pid_t pid, const char *before, char **paths);
+/*
+ * /proc/PID/smaps_rollup (KiB). anon: the process's own pages (heap, stacks, the libraries'
+ * data it wrote to); the rest of rss is file pages, the binary's and libraries' code and
+ * read-only data, shared with every process that maps the same files; shared: the pages
+ * another process maps right now; priv: pages no other process maps now. 0 when read.
+ */
+struct bench_rollup {
+	long rss, pss, anon, priv, shared;
+};
+int bench_rollup(pid_t pid, struct bench_rollup *r);
 void bench_mem_tree(pid_t pid, long *rss, long *hwm, int *nproc);
 void bench_cpu(pid_t pid, double *self, double *children);
 long long bench_sleeps(pid_t pid);

@@ -30,6 +30,39 @@ bench_mem(pid_t pid, long *rss, long *hwm)
 	fclose(f);
 }
 
+int
+bench_rollup(pid_t pid, struct bench_rollup *r)
+{
+	char path[64], line[256];
+	long kb, clean = 0, dirty = 0, sclean = 0, sdirty = 0;
+	FILE *f;
+
+	memset(r, 0, sizeof *r);
+	snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (sscanf(line, "Rss: %ld", &kb) == 1)
+			r->rss = kb;
+		else if (sscanf(line, "Pss: %ld", &kb) == 1)
+			r->pss = kb;
+		else if (sscanf(line, "Anonymous: %ld", &kb) == 1)
+			r->anon = kb;
+		else if (sscanf(line, "Private_Clean: %ld", &kb) == 1)
+			clean = kb;
+		else if (sscanf(line, "Private_Dirty: %ld", &kb) == 1)
+			dirty = kb;
+		else if (sscanf(line, "Shared_Clean: %ld", &kb) == 1)
+			sclean = kb;
+		else if (sscanf(line, "Shared_Dirty: %ld", &kb) == 1)
+			sdirty = kb;
+	}
+	fclose(f);
+	r->priv = clean + dirty;
+	r->shared = sclean + sdirty;
+	return r->rss > 0 ? 0 : -1;
+}
+
 /*
  * RSS (KiB) of a process's file mappings, summed over the files whose path is not a line of
  * `before` (NULL: every file); with paths, the files are listed there, one per line, each once.

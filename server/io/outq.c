@@ -17,10 +17,12 @@
 #include "outq.h"
 #include "protocol/xmalloc.h"
 
-#define OUTQ_BLOCK (128 * 1024) /* holds one full outputDelta line (~88 KB) */
-#define OUTQ_SPARE (512 * 1024) /* largest block kept for reuse */
-#define OUTQ_IOV   32
-#define OUTQ_EAGER (256 * 1024) /* flush inside a long callback past this much */
+#define OUTQ_BLOCK	 (128 * 1024)  /* holds one full outputDelta line (~88 KB) */
+#define OUTQ_SPARE	 (512 * 1024)  /* largest block kept for reuse */
+#define OUTQ_SPARE_BYTES (1280 * 1024) /* blocks kept for reuse, in all */
+#define OUTQ_TRIM	 1.0	       /* seconds between returns of unused spares */
+#define OUTQ_IOV	 32
+#define OUTQ_EAGER	 (256 * 1024) /* flush inside a long callback past this much */
 
 struct outq_block {
 	struct outq_block *next;
@@ -36,7 +38,15 @@ struct outq {
 	ev_io io;
 	ev_io hup; /* EV_READ on a pipe's write end: fires only when the reader is gone */
 	ev_prepare prepare;
-	struct outq_block *head, *tail, *spare;
+	ev_timer trim;
+	struct outq_block *head, *tail;
+	/*
+	 * Finished blocks kept for reuse: a stream in flight (up to the high watermark) then
+	 * never calls malloc, whose fresh pages cost a fault each (16-18k per 400 MiB with a
+	 * single spare). Those the queue did not need for OUTQ_TRIM seconds go back (trim).
+	 */
+	struct outq_block *spare;
+	size_t spare_bytes, spare_idle; /* idle: the fewest bytes spare since the last trim */
 	size_t pending;
 	size_t high, low;
 	int congested;
@@ -50,6 +60,7 @@ struct outq {
 static void outq_io_cb(struct ev_loop *, ev_io *, int);
 static void outq_hup_cb(struct ev_loop *, ev_io *, int);
 static void outq_prepare_cb(struct ev_loop *, ev_prepare *, int);
+static void outq_trim_cb(struct ev_loop *, ev_timer *, int);
 
 /* A queue writing to fd (non-blocking, owned by the caller). */
 struct outq *
@@ -66,6 +77,7 @@ outq_new(struct ev_loop *loop, int fd, size_t high, size_t low)
 	ev_prepare_init(&q->prepare, outq_prepare_cb);
 	ev_prepare_start(loop, &q->prepare);
 	ev_unref(loop); /* the prepare watcher alone must not keep the loop alive */
+	ev_timer_init(&q->trim, outq_trim_cb, OUTQ_TRIM, 0.);
 	/*
 	 * A client that closes our output while we have nothing to write would go unnoticed
 	 * (a buffered command can read for minutes): on a pipe, the write end polls readable
@@ -103,9 +115,75 @@ outq_free(struct outq *q)
 		ev_ref(q->loop);
 		ev_io_stop(q->loop, &q->hup);
 	}
+	if (ev_is_active(&q->trim)) {
+		ev_ref(q->loop);
+		ev_timer_stop(q->loop, &q->trim);
+	}
 	outq_block_free_list(q->head);
-	free(q->spare);
+	outq_block_free_list(q->spare);
 	free(q);
+}
+
+/* A spare block of at least cap bytes, or NULL. */
+static struct outq_block *
+outq_spare_take(struct outq *q, size_t cap)
+{
+	struct outq_block **pp, *b;
+
+	for (pp = &q->spare; (b = *pp) != NULL; pp = &b->next)
+		if (b->cap >= cap) {
+			*pp = b->next;
+			q->spare_bytes -= b->cap;
+			if (q->spare_bytes < q->spare_idle)
+				q->spare_idle = q->spare_bytes;
+			return b;
+		}
+	return NULL;
+}
+
+/* Keep a finished block for reuse when there is room for it, else free it. */
+static void
+outq_spare_put(struct outq *q, struct outq_block *b)
+{
+	if (b->cap > OUTQ_SPARE || q->spare_bytes + b->cap > OUTQ_SPARE_BYTES) {
+		free(b);
+		return;
+	}
+	b->next = q->spare;
+	q->spare = b;
+	q->spare_bytes += b->cap;
+	if (!ev_is_active(&q->trim)) {
+		q->spare_idle = q->spare_bytes;
+		ev_timer_set(&q->trim, OUTQ_TRIM, 0.);
+		ev_timer_start(q->loop, &q->trim);
+		ev_unref(q->loop); /* spares alone must not keep the loop alive */
+	}
+}
+
+/*
+ * Every OUTQ_TRIM seconds while there are spares: free those the queue did not need since
+ * the last time (spare_idle bytes stayed unused throughout), keeping one block, so memory
+ * taken by a stream goes back soon after it ends.
+ */
+static void
+outq_trim_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct outq *q = container_of(w, struct outq, trim);
+	struct outq_block *b;
+
+	ev_ref(loop); /* the timer stopped itself: balance outq_spare_put's unref */
+	while ((b = q->spare) != NULL && b->next != NULL && q->spare_idle >= b->cap) {
+		q->spare = b->next;
+		q->spare_bytes -= b->cap;
+		q->spare_idle -= b->cap;
+		free(b);
+	}
+	if (q->spare != NULL && q->spare->next != NULL) {
+		q->spare_idle = q->spare_bytes;
+		ev_timer_set(&q->trim, OUTQ_TRIM, 0.);
+		ev_timer_start(loop, &q->trim);
+		ev_unref(loop);
+	}
 }
 
 /* Contiguous room for n bytes at the tail; write into it, then outq_commit. */
@@ -118,10 +196,7 @@ outq_reserve(struct outq *q, size_t n)
 	if (b != NULL && b->cap - b->end >= n)
 		return b->data + b->end;
 	cap = n > OUTQ_BLOCK ? n : OUTQ_BLOCK;
-	if (q->spare != NULL && q->spare->cap >= cap) {
-		b = q->spare;
-		q->spare = NULL;
-	} else {
+	if ((b = outq_spare_take(q, cap)) == NULL) {
 		b = xmalloc(sizeof *b + cap);
 		b->cap = cap;
 	}
@@ -227,7 +302,7 @@ outq_set_broken_cb(struct outq *q, void (*cb)(void *), void *arg)
 	q->broken_arg = arg;
 }
 
-/* Account n written bytes: drop finished blocks from the head, keeping one spare for reuse. */
+/* Account n written bytes: drop finished blocks from the head, kept as spares for reuse. */
 static void
 outq_consume(struct outq *q, size_t n)
 {
@@ -246,12 +321,7 @@ outq_consume(struct outq *q, size_t n)
 			break;
 		}
 		q->head = b->next;
-		/* Keep the largest reasonable block: steady streams then never touch malloc. */
-		if (b->cap <= OUTQ_SPARE && (q->spare == NULL || q->spare->cap < b->cap)) {
-			free(q->spare);
-			q->spare = b;
-		} else
-			free(b);
+		outq_spare_put(q, b);
 	}
 }
 

@@ -2,6 +2,7 @@
 #ifndef RPC_INT_H
 #define RPC_INT_H
 
+#include "protocol/buf.h"
 #include "rpc.h"
 
 struct rpc_call;
@@ -21,6 +22,8 @@ struct rpc {
 	struct rpc_req *pending; /* unanswered requests, newest first */
 	size_t inflight;
 	int nul_marked;		/* the line had NULs in keys, read as U+FFFF (rpc_nul_mark) */
+	int nul_escape;		/* the line holds "\u0000": a string may hold a NUL */
+	struct buf line;	/* an error answer's text, reused (rpc_send_error_n) */
 	struct rpc_call *calls; /* server requests awaiting the client */
 	size_t ncalls;
 	long long next_call; /* the next server request id */

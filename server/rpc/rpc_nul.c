@@ -99,6 +99,8 @@ rpc_nul_refuse(struct rpc *r, json_t *id, const json_t *params)
 	struct buf path, msg;
 	json_t *data;
 
+	if (!r->nul_escape)
+		return 0; /* no "\u0000" in the line: no string can hold a NUL */
 	buf_init(&path, RPC_POINTER_MAX);
 	buf_adds(&path, "/params");
 	if (!rpc_nul_find(params, &path, r->nul_marked)) {
