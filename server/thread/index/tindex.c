@@ -327,7 +327,7 @@ tindex_bind_str(sqlite3_stmt *st, int i, const char *s)
 
 /* Insert or update the summary columns. */
 int
-tindex_put(struct tindex *x, const struct thread_meta *m, int64_t only_if_older_than)
+tindex_put(struct tindex *x, const struct thread_meta *m, int64_t only_if_older_than, int64_t at_ms)
 {
 	static const char sql[] =
 		"INSERT INTO threads (id, path, created_ms, updated_ms, recency_ms, cwd,"
@@ -384,7 +384,7 @@ tindex_put(struct tindex *x, const struct thread_meta *m, int64_t only_if_older_
 	sqlite3_bind_int64(st, 24, m->tokens.total);
 	sqlite3_bind_int64(st, 25, m->file_size);
 	sqlite3_bind_int64(st, 26, m->file_mtime_ns);
-	sqlite3_bind_int64(st, 27, rollout_now_ms());
+	sqlite3_bind_int64(st, 27, at_ms > 0 ? at_ms : rollout_now_ms());
 	sqlite3_bind_int64(st, 28, only_if_older_than);
 	json_decref(src);
 	return tindex_done(st);

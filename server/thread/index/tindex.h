@@ -50,7 +50,8 @@ int tindex_rollback(struct tindex *x);
  * only_if_older_than > 0: leave a row alone that was written at or after that time (a scan
  * must not undo what the daemon wrote while it ran).
  */
-int tindex_put(struct tindex *x, const struct thread_meta *m, int64_t only_if_older_than);
+int tindex_put(
+	struct tindex *x, const struct thread_meta *m, int64_t only_if_older_than, int64_t at_ms);
 /* The row for id into m (zeroed first); 0 or -ENOENT. */
 int tindex_get(struct tindex *x, const char *id, struct thread_meta *m);
 int tindex_delete(struct tindex *x, const char *id);

@@ -50,7 +50,7 @@ tscan_flush(struct tscan *s)
 		return;
 	if (tindex_begin(s->x) == 0) {
 		for (size_t i = 0; i < s->nbatch; i++)
-			if (tindex_put(s->x, &s->batch[i], s->started) != 0)
+			if (tindex_put(s->x, &s->batch[i], s->started, 0) != 0)
 				s->res->failed++;
 		if (tindex_commit(s->x) != 0)
 			s->res->r = -EIO;

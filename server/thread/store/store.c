@@ -332,7 +332,7 @@ store_find(struct store *s, const char *id, struct thread_meta *m, char **cause)
 	}
 	m->archived = strstr(path, "/" ROLLOUT_ARCHIVED "/") != NULL;
 	m->name = names_lookup(s->home, id);
-	store_ix_put(s, m);
+	store_ix_put_missing(s, m);
 	free(path);
 	return 0;
 }

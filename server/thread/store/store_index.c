@@ -21,6 +21,7 @@
 #include <sys/queue.h>
 
 #include "store_int.h"
+#include "thread/rollout/rollout.h"
 #include "io/log.h"
 #include "protocol/xmalloc.h"
 
@@ -45,6 +46,8 @@ struct store_ixw {
 	enum store_ix_kind kind;
 	char id[37];
 	struct thread_meta m; /* PUT */
+	int64_t at_ms;	      /* PUT: when it was posted (the row's indexed_ms, see below) */
+	int if_absent;	      /* PUT: a lookup's repair: an existing row is left as it is */
 	char *text;	      /* NAME: the name; GIT: JSON text or NULL (none) */
 };
 
@@ -127,7 +130,9 @@ store_ix_apply(struct tindex *x, struct store_ixw *w)
 
 	switch (w->kind) {
 	case STORE_IX_PUT:
-		r = tindex_put(x, &w->m, 0);
+		/* only_if_older_than 1: no row is older than 1 ms, so only a missing one is written
+		 */
+		r = tindex_put(x, &w->m, w->if_absent ? 1 : 0, w->at_ms);
 		if (r == 0 && w->m.name != NULL)
 			r = tindex_set_name(x, w->id, w->m.name);
 		break;
@@ -230,8 +235,10 @@ store_ix_run(void *arg)
 	if (j->kind == STORE_IX_FLUSH)
 		ix->last_try = 0; /* the loop's timer paces these */
 	ready = store_ix_ready(ix) == 0;
+	/* A list tries the kept writes first, whatever the pace: a connection sees its own
+	 * writes as soon as the lock is gone, not at the next retry. */
 	if (ready)
-		store_ix_flush(ix, 0);
+		store_ix_flush(ix, j->kind == STORE_IX_LIST);
 	switch (j->kind) {
 	case STORE_IX_PUT:
 	case STORE_IX_DELETE:
@@ -428,6 +435,12 @@ store_ix_write(struct store *s, enum store_ix_kind kind, const char *id)
 
 	j->w = xcalloc(1, sizeof *j->w);
 	j->w->kind = kind;
+	/*
+	 * Stamped now, on the loop, not when the worker applies it: a rescan spares rows indexed
+	 * after it started (new threads it could not list), and a put posted before the scan
+	 * but applied during it must not pass for one of those.
+	 */
+	j->w->at_ms = rollout_now_ms();
 	snprintf(j->w->id, sizeof j->w->id, "%s", id);
 	return j;
 }
@@ -495,6 +508,17 @@ store_ix_put(struct store *s, const struct thread_meta *m)
 	struct store_ixjob *j = store_ix_write(s, STORE_IX_PUT, m->id);
 
 	thread_meta_copy(&j->w->m, m);
+	store_ix_post(s, j);
+	store_count_write(s);
+}
+
+void
+store_ix_put_missing(struct store *s, const struct thread_meta *m)
+{
+	struct store_ixjob *j = store_ix_write(s, STORE_IX_PUT, m->id);
+
+	thread_meta_copy(&j->w->m, m);
+	j->w->if_absent = 1;
 	store_ix_post(s, j);
 	store_count_write(s);
 }

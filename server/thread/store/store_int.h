@@ -118,6 +118,9 @@ void store_count_write(struct store *s);
 void store_ix_start(struct store *s);
 void store_ix_stop(struct store *s);
 void store_ix_put(struct store *s, const struct thread_meta *m); /* copied */
+/* The same for a row a lookup found on disk: written only when the index has none (an
+ * existing row keeps its indexed_ms, which a rescan's pruning goes by). */
+void store_ix_put_missing(struct store *s, const struct thread_meta *m);
 void store_ix_delete(struct store *s, const char *id);
 void store_ix_name(struct store *s, const char *id, const char *name);
 /* Set (git non-NULL, borrowed) or clear a thread's git info, here at once and in the index. */
