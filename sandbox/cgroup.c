@@ -364,6 +364,57 @@ fail:
 	return r;
 }
 
+/*
+ * The fallback cap. RLIMIT_NPROC is checked against every task (thread) of the real uid, here
+ * and in the user namespaces it made, not against the command's own: so the limit is what the
+ * uid runs now plus max_pids. Counted from /proc (only where no cgroup caps, a few ms for a
+ * thousand processes); tasks of the uid this /proc does not show (another PID namespace,
+ * hidepid) only make the cap tighter.
+ */
+int
+cgroup_nproc_limit(unsigned max_pids, struct rlimit *rl)
+{
+	char path[300], buf[4096], *s;
+	unsigned long long tasks = 0, threads, limit;
+	unsigned long owner;
+	struct dirent *e;
+	struct rlimit cur;
+	uid_t uid = getuid();
+	ssize_t n;
+	DIR *d;
+	int fd;
+
+	if (uid == 0)
+		return -EPERM;
+	if (getrlimit(RLIMIT_NPROC, &cur) == -1 || (d = opendir("/proc")) == NULL)
+		return -errno;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/status", e->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue; /* gone meanwhile, or hidden */
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* "Uid:" lists the real uid first, the one the kernel counts. */
+		if ((s = strstr(buf, "\nUid:")) == NULL || sscanf(s + 5, "%lu", &owner) != 1 ||
+			owner != (unsigned long)uid)
+			continue;
+		if ((s = strstr(buf, "\nThreads:")) == NULL || sscanf(s + 9, "%llu", &threads) != 1)
+			threads = 1;
+		tasks += threads;
+	}
+	closedir(d);
+	limit = tasks + max_pids;
+	if (cur.rlim_max != RLIM_INFINITY && cur.rlim_max < limit)
+		limit = cur.rlim_max; /* tighter already: kept */
+	rl->rlim_cur = rl->rlim_max = (rlim_t)limit;
+	return 0;
+}
+
 int
 cgroup_join_fds(const struct cgroup *cg, int fds[2])
 {
