@@ -364,12 +364,49 @@ fail:
 	return r;
 }
 
+#define CGROUP_PF_EXITING 0x4 /* the kernel's task flag, field 9 of /proc/<pid>/stat */
+
+/*
+ * Whether a task is on its way out: a zombie, SIGKILL pending (from its /proc/<pid>/status
+ * text), or already in exit (a sandbox's init tearing its namespace down, from .../stat).
+ */
+static int
+cgroup_task_dying(const char *pid, const char *status)
+{
+	static const char *const masks[] = {"\nSigPnd:", "\nShdPnd:"};
+	unsigned long long m;
+	char path[300], buf[1024];
+	unsigned long flags;
+	const char *s;
+	ssize_t n;
+	int fd;
+
+	if ((s = strstr(status, "\nState:\t")) != NULL && (s[8] == 'Z' || s[8] == 'X'))
+		return 1;
+	for (size_t i = 0; i < 2; i++)
+		if ((s = strstr(status, masks[i])) != NULL && sscanf(s + 8, "%llx", &m) == 1 &&
+			(m & (1ULL << (SIGKILL - 1))) != 0)
+			return 1;
+	snprintf(path, sizeof path, "/proc/%s/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 1; /* gone meanwhile */
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = '\0';
+	/* After the command name (which may hold anything): state ppid pgrp sid tty tpgid flags. */
+	return (s = strrchr(buf, ')')) != NULL &&
+		sscanf(s + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+		(flags & CGROUP_PF_EXITING) != 0;
+}
+
 /*
  * The fallback cap. RLIMIT_NPROC is checked against every task (thread) of the real uid, here
  * and in the user namespaces it made, not against the command's own: so the limit is what the
  * uid runs now plus max_pids. Counted from /proc (only where no cgroup caps, a few ms for a
- * thousand processes); tasks of the uid this /proc does not show (another PID namespace,
- * hidepid) only make the cap tighter.
+ * thousand processes); what is miscounted only makes the cap tighter: tasks of the uid this
+ * /proc does not show (another PID namespace, hidepid), our own long-lived threads.
  */
 int
 cgroup_nproc_limit(unsigned max_pids, struct rlimit *rl)
@@ -380,6 +417,7 @@ cgroup_nproc_limit(unsigned max_pids, struct rlimit *rl)
 	struct dirent *e;
 	struct rlimit cur;
 	uid_t uid = getuid();
+	pid_t self = getpid();
 	ssize_t n;
 	DIR *d;
 	int fd;
@@ -399,11 +437,19 @@ cgroup_nproc_limit(unsigned max_pids, struct rlimit *rl)
 		if (n <= 0)
 			continue;
 		buf[n] = '\0';
-		/* "Uid:" lists the real uid first, the one the kernel counts. */
+		/*
+		 * "Uid:" lists the real uid first, the one the kernel counts. Tasks already dying
+		 * are left out (a zombie, or SIGKILL pending: the tree of a command that just
+		 * ended, killed): counted, they would widen this command's headroom for its whole
+		 * life once gone, and each command after a fork bomb would get more than the last.
+		 */
 		if ((s = strstr(buf, "\nUid:")) == NULL || sscanf(s + 5, "%lu", &owner) != 1 ||
-			owner != (unsigned long)uid)
+			owner != (unsigned long)uid || cgroup_task_dying(e->d_name, buf))
 			continue;
-		if ((s = strstr(buf, "\nThreads:")) == NULL || sscanf(s + 9, "%llu", &threads) != 1)
+		/* Ourself as one task: our short-lived threads (a closer) would widen the cap. */
+		if ((s = strstr(buf, "\nThreads:")) == NULL ||
+			sscanf(s + 9, "%llu", &threads) != 1 ||
+			strtol(e->d_name, NULL, 10) == (long)self)
 			threads = 1;
 		tasks += threads;
 	}
