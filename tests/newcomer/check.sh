@@ -151,6 +151,12 @@ newcomer() {
 	mkdir -p "$r" && tar -C "$r" -xf "$work/base.tar" || { bad "$name: cannot unpack the root"; return; }
 	git clone -q --bare "$repo" "$r/srv/app-server.git" || { bad "$name: cannot clone $repo"; return; }
 	cp -L /etc/resolv.conf "$r/etc/resolv.conf"
+	# This machine's own trust anchors (a TLS-inspecting egress proxy's CA), which a newcomer's
+	# machine on the same network has too: ca-certificates, once make installs it, adds them.
+	if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+		mkdir -p "$r/usr/local/share/ca-certificates"
+		cp -L /usr/local/share/ca-certificates/*.crt "$r/usr/local/share/ca-certificates/"
+	fi
 	if [ "$name" = user ]; then
 		# A user with sudo (what the README's second line assumes), then lists emptied again.
 		who=tester
