@@ -81,8 +81,10 @@ trap 'exit 130' INT TERM
 
 t=$(date +%s)
 say "building a minimal Debian 12 root from $mirror (mmdebstrap)"
-if ! nice mmdebstrap --variant=minbase --mode=root bookworm "$work/base.tar" "$mirror" \
-	>"$logs/mmdebstrap.log" 2>&1; then
+# In a mount namespace of its own: mmdebstrap mounts /proc, /sys and /dev in its temporary
+# root, which must not show on the host (nor stay there if it is killed).
+if ! nice unshare --mount --propagation private mmdebstrap --variant=minbase --mode=root \
+	bookworm "$work/base.tar" "$mirror" >"$logs/mmdebstrap.log" 2>&1; then
 	tail -5 "$logs/mmdebstrap.log" | sed 's/^/  /'
 	skip "mmdebstrap could not build a Debian 12 root from $mirror (last lines above)"
 fi
