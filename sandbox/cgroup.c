@@ -367,22 +367,22 @@ fail:
 #define CGROUP_PF_EXITING 0x4 /* the kernel's task flag, field 9 of /proc/<pid>/stat */
 
 /*
- * Whether a task is on its way out: a zombie, SIGKILL pending (from its /proc/<pid>/status
- * text), or already in exit (a sandbox's init tearing its namespace down, from .../stat).
+ * Whether a task is on its way out and will stop counting soon: SIGKILL pending (from its
+ * /proc/<pid>/status text), already in exit (a sandbox's init tearing its namespace down), or
+ * a zombie of ours, which we reap. Another parent's zombie counts until that parent reaps it,
+ * which may be never (an init that does not reap).
  */
 static int
-cgroup_task_dying(const char *pid, const char *status)
+cgroup_task_dying(const char *pid, const char *status, pid_t self)
 {
 	static const char *const masks[] = {"\nSigPnd:", "\nShdPnd:"};
 	unsigned long long m;
-	char path[300], buf[1024];
+	char path[300], buf[1024], state;
 	unsigned long flags;
 	const char *s;
 	ssize_t n;
-	int fd;
+	int fd, ppid;
 
-	if ((s = strstr(status, "\nState:\t")) != NULL && (s[8] == 'Z' || s[8] == 'X'))
-		return 1;
 	for (size_t i = 0; i < 2; i++)
 		if ((s = strstr(status, masks[i])) != NULL && sscanf(s + 8, "%llx", &m) == 1 &&
 			(m & (1ULL << (SIGKILL - 1))) != 0)
@@ -396,9 +396,12 @@ cgroup_task_dying(const char *pid, const char *status)
 		return 1;
 	buf[n] = '\0';
 	/* After the command name (which may hold anything): state ppid pgrp sid tty tpgid flags. */
-	return (s = strrchr(buf, ')')) != NULL &&
-		sscanf(s + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
-		(flags & CGROUP_PF_EXITING) != 0;
+	if ((s = strrchr(buf, ')')) == NULL ||
+		sscanf(s + 1, " %c %d %*d %*d %*d %*d %lu", &state, &ppid, &flags) != 3)
+		return 0;
+	if (state == 'Z' || state == 'X')
+		return ppid == (int)self;
+	return (flags & CGROUP_PF_EXITING) != 0;
 }
 
 /*
@@ -438,13 +441,13 @@ cgroup_nproc_limit(unsigned max_pids, struct rlimit *rl)
 			continue;
 		buf[n] = '\0';
 		/*
-		 * "Uid:" lists the real uid first, the one the kernel counts. Tasks already dying
-		 * are left out (a zombie, or SIGKILL pending: the tree of a command that just
-		 * ended, killed): counted, they would widen this command's headroom for its whole
-		 * life once gone, and each command after a fork bomb would get more than the last.
+		 * "Uid:" lists the real uid first, the one the kernel counts. Tasks about to go are
+		 * left out (the killed tree of a command that just ended): counted, they would
+		 * widen this command's headroom for its whole life once gone, and each command
+		 * after a fork bomb would get more than the last.
 		 */
 		if ((s = strstr(buf, "\nUid:")) == NULL || sscanf(s + 5, "%lu", &owner) != 1 ||
-			owner != (unsigned long)uid || cgroup_task_dying(e->d_name, buf))
+			owner != (unsigned long)uid || cgroup_task_dying(e->d_name, buf, self))
 			continue;
 		/* Ourself as one task: our short-lived threads (a closer) would widen the cap. */
 		if ((s = strstr(buf, "\nThreads:")) == NULL ||
