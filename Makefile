@@ -58,7 +58,7 @@ endif
 # $(call objs,DIR,SOURCES)
 objs = $(patsubst %.c,$(1)/obj/%.o,$(2))
 
-.PHONY: all build-all check-layout clients-test run test deps reference bare-check schema schema-check unit integration suite san-test bench install clean format format-check
+.PHONY: all build-all check-layout clients-test newcomer-check run test deps reference bare-check schema schema-check unit integration suite san-test bench install clean format format-check
 
 all: $(BUILD)/app-server $(BUILD)/app-client
 
@@ -179,6 +179,11 @@ bare-check: $(BUILD)/app-server $(UNIT_BINS) $(INT_BINS)
 # node_modules is missing: the dev dependencies, typescript and @types/node).
 clients-test: $(BUILD)/app-server
 	@BUILD=$(BUILD) sh scripts/clients-test.sh
+
+# README.md's Quickstart on a fresh Debian 12 root, as root and as a user with sudo (needs root
+# and the Debian mirror, else a skip with its reason; 30+ minutes). Not part of make test.
+newcomer-check:
+	@sh tests/newcomer/check.sh
 
 # Everything the tests and benchmarks run, built without running anything.
 build-all: all $(UNIT_BINS) $(INT_BINS) $(HELPER_BINS) $(BENCH_BINS) $(BUILD)/suite-runner

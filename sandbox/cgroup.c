@@ -364,6 +364,106 @@ fail:
 	return r;
 }
 
+#define CGROUP_PF_EXITING 0x4 /* the kernel's task flag, field 9 of /proc/<pid>/stat */
+
+/*
+ * Whether a task is on its way out and will stop counting soon: SIGKILL pending (from its
+ * /proc/<pid>/status text), already in exit (a sandbox's init tearing its namespace down), or
+ * a zombie of ours, which we reap. Another parent's zombie counts until that parent reaps it,
+ * which may be never (an init that does not reap).
+ */
+static int
+cgroup_task_dying(const char *pid, const char *status, pid_t self)
+{
+	static const char *const masks[] = {"\nSigPnd:", "\nShdPnd:"};
+	unsigned long long m;
+	char path[300], buf[1024], state;
+	unsigned long flags;
+	const char *s;
+	ssize_t n;
+	int fd, ppid;
+
+	for (size_t i = 0; i < 2; i++)
+		if ((s = strstr(status, masks[i])) != NULL && sscanf(s + 8, "%llx", &m) == 1 &&
+			(m & (1ULL << (SIGKILL - 1))) != 0)
+			return 1;
+	snprintf(path, sizeof path, "/proc/%s/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 1; /* gone meanwhile */
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = '\0';
+	/* After the command name (which may hold anything): state ppid pgrp sid tty tpgid flags. */
+	if ((s = strrchr(buf, ')')) == NULL ||
+		sscanf(s + 1, " %c %d %*d %*d %*d %*d %lu", &state, &ppid, &flags) != 3)
+		return 0;
+	if (state == 'Z' || state == 'X')
+		return ppid == (int)self;
+	return (flags & CGROUP_PF_EXITING) != 0;
+}
+
+/*
+ * The fallback cap. RLIMIT_NPROC is checked against every task (thread) of the real uid, here
+ * and in the user namespaces it made, not against the command's own: so the limit is what the
+ * uid runs now plus max_pids. Counted from /proc (only where no cgroup caps, a few ms for a
+ * thousand processes); what is miscounted only makes the cap tighter: tasks of the uid this
+ * /proc does not show (another PID namespace, hidepid), our own long-lived threads.
+ */
+int
+cgroup_nproc_limit(unsigned max_pids, struct rlimit *rl)
+{
+	char path[300], buf[4096], *s;
+	unsigned long long tasks = 0, threads, limit;
+	unsigned long owner;
+	struct dirent *e;
+	struct rlimit cur;
+	uid_t uid = getuid();
+	pid_t self = getpid();
+	ssize_t n;
+	DIR *d;
+	int fd;
+
+	if (uid == 0)
+		return -EPERM;
+	if (getrlimit(RLIMIT_NPROC, &cur) == -1 || (d = opendir("/proc")) == NULL)
+		return -errno;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/status", e->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue; /* gone meanwhile, or hidden */
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/*
+		 * "Uid:" lists the real uid first, the one the kernel counts. Tasks about to go are
+		 * left out (the killed tree of a command that just ended): counted, they would
+		 * widen this command's headroom for its whole life once gone, and each command
+		 * after a fork bomb would get more than the last.
+		 */
+		if ((s = strstr(buf, "\nUid:")) == NULL || sscanf(s + 5, "%lu", &owner) != 1 ||
+			owner != (unsigned long)uid || cgroup_task_dying(e->d_name, buf, self))
+			continue;
+		/* Ourself as one task: our short-lived threads (a closer) would widen the cap. */
+		if ((s = strstr(buf, "\nThreads:")) == NULL ||
+			sscanf(s + 9, "%llu", &threads) != 1 ||
+			strtol(e->d_name, NULL, 10) == (long)self)
+			threads = 1;
+		tasks += threads;
+	}
+	closedir(d);
+	limit = tasks + max_pids;
+	if (cur.rlim_max != RLIM_INFINITY && cur.rlim_max < limit)
+		limit = cur.rlim_max; /* tighter already: kept */
+	rl->rlim_cur = rl->rlim_max = (rlim_t)limit;
+	return 0;
+}
+
 int
 cgroup_join_fds(const struct cgroup *cg, int fds[2])
 {

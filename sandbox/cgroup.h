@@ -14,6 +14,8 @@
 #ifndef CGROUP_H
 #define CGROUP_H
 
+#include <sys/resource.h>
+
 struct cgroup;
 
 /* What this machine offers, probed once. */
@@ -32,6 +34,12 @@ int cgroup_probed(void);
  * -errno when the machine gives none (cgroup_support() says so) or making one failed.
  */
 int cgroup_new(unsigned max_pids, struct cgroup **out);
+/*
+ * The process cap where no pids controller of ours holds one (docs/sandbox.md): the
+ * RLIMIT_NPROC a command gets so that it can start max_pids tasks at most. 0 with *rl, or
+ * -errno (-EPERM as root, which the kernel exempts from RLIMIT_NPROC: no cap that way).
+ */
+int cgroup_nproc_limit(unsigned max_pids, struct rlimit *rl);
 /* The fds a child writes "0" to, to join (before it forks anything); returns how many (<= 2). */
 int cgroup_join_fds(const struct cgroup *cg, int fds[2]);
 /* SIGKILL every process in it; 0 or -errno. */

@@ -236,8 +236,13 @@ sandbox_spawn_prepare(const json_t *policy, struct spawn_opts *so, char **cause)
 	if (policy_parse(policy, &ctx, &p, cause) != 0 ||
 		sandbox_prepare(p, so->cwd != NULL ? so->cwd : cwd, so->flags, &sb, cause) != 0)
 		goto out;
-	/* The fallback process cap, where no cgroup will hold one (docs/sandbox.md). */
-	if (sb != NULL && (so->flags & SPAWN_CGROUP) && cgroup_support()->pids == 0)
+	/*
+	 * The fallback process cap, where no cgroup will hold one (docs/sandbox.md): in the
+	 * sandbox's own user namespace the count is the sandbox's alone. Without one (seccomp
+	 * only) spawn sizes it from the uid's count instead.
+	 */
+	if (sb != NULL && sb->mode == SBX_MODE_NS && (so->flags & SPAWN_CGROUP) &&
+		cgroup_support()->pids == 0)
 		sb->nproc = so->max_pids;
 	if (sb != NULL && sb->mode == SBX_MODE_NS && guard_open(sb, cause) != 0) {
 		sandbox_free(sb);

@@ -30,6 +30,8 @@
  *    SPAWN_CGROUP the child joins its cgroup before anything else, so spawn_kill and
  *    spawn_release reach descendants that left the session. A cgroup removed under us
  *    (cgroup_renew) fails the join with ENODEV: the spawn is tried once more in a new one.
+ *    Where no pids controller caps it, the child sets RLIMIT_NPROC right after (the
+ *    parent sized it, cgroup_nproc_limit), before it can start anything.
  *  - SPAWN_NETNS: network namespaces belong to threads, so the calling thread
  *    enters netns_fd right before the fork and goes back to its own right after,
  *    with every signal blocked; nothing else runs on this thread meanwhile.
@@ -79,6 +81,7 @@ spawn_set_nofile(rlim_t soft)
 /* Where the child failed; the order matches the child's steps. */
 enum spawn_stage {
 	SPAWN_STAGE_CGROUP,
+	SPAWN_STAGE_NPROC,
 	SPAWN_STAGE_SIGNALS,
 	SPAWN_STAGE_SETSID,
 	SPAWN_STAGE_PDEATHSIG,
@@ -115,6 +118,8 @@ struct spawn_child {
 	int pidns;	/* the child is in a new PID namespace */
 	int cgfd[2];	/* cgroup.procs to join first (SPAWN_CGROUP) */
 	int ncg;
+	struct rlimit nproc; /* the process cap when no cgroup holds one (has_nproc) */
+	int has_nproc;
 };
 
 static void spawn_child(const struct spawn_child *) __attribute__((noreturn));
@@ -122,6 +127,7 @@ static void spawn_child_fail(int, int, int, int) __attribute__((noreturn));
 
 static const char *spawn_stage_names[] = {
 	[SPAWN_STAGE_CGROUP] = "cgroup",
+	[SPAWN_STAGE_NPROC] = "process cap",
 	[SPAWN_STAGE_SIGNALS] = "signal reset",
 	[SPAWN_STAGE_SETSID] = "setsid",
 	[SPAWN_STAGE_PDEATHSIG] = "parent-death signal",
@@ -280,6 +286,8 @@ spawn_child(const struct spawn_child *c)
 	for (i = 0; i < c->ncg; i++)
 		if (write(c->cgfd[i], "0", 1) != 1)
 			spawn_child_fail(c->report, SPAWN_STAGE_CGROUP, errno, -1);
+	if (c->has_nproc && setrlimit(RLIMIT_NPROC, &c->nproc) == -1)
+		spawn_child_fail(c->report, SPAWN_STAGE_NPROC, errno, -1);
 	for (sig = 1; sig < NSIG; sig++) {
 		/*
 		 * Ignored signals stay ignored across execve. The raw syscall, because glibc's
@@ -594,6 +602,9 @@ spawn_try(const struct spawn_opts *o, const char *path, struct spawn_proc *p, in
 		r = 0;
 	}
 	spawn_child_fill(&c, o, &f, path, cg);
+	/* No pids controller caps it: RLIMIT_NPROC does (docs/sandbox.md; not for root). */
+	if ((o->flags & SPAWN_CGROUP) && o->max_pids > 0 && !cgroup_support()->pids)
+		c.has_nproc = cgroup_nproc_limit(o->max_pids, &c.nproc) == 0;
 	if ((r = spawn_launch(o, &c, &pid)) != 0 ||
 		(r = spawn_wait_exec(&f, pid, stage, step)) != 0)
 		goto out;

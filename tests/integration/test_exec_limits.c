@@ -3,7 +3,8 @@
  *  - a buffered answer is one line of at most 64 MiB whatever the client asks (a cap near
  *    INT64_MAX, or bytes that take six once escaped), clipped with a note in stderr;
  *  - a command cannot start more processes than [app_server] max_processes (default 1024),
- *    sandboxed or not: a fork bomb stops at the cap;
+ *    sandboxed or not: a fork bomb stops at the cap, also where the daemon can make no
+ *    cgroup (a user's ssh session): then RLIMIT_NPROC holds it (issue 22);
  *  - no descendant outlives its request, even one that left the session with setsid, under
  *    dangerFullAccess and externalSandbox: at completion, terminate, timeout and exit.
  * Each failed against the daemon before cgroups per command and the answer ceiling.
@@ -23,6 +24,7 @@
 
 #include "exec_util.h"
 #include "sandbox_util.h"
+#include "tests/helpers/skip_note.h"
 #include "protocol/xmalloc.h"
 
 #define ANSWER_MAX (64 * 1024 * 1024)
@@ -128,11 +130,15 @@ static int
 fork_bomb(struct asc *c, int tries, const char *policy)
 {
 	char *prog = xasprintf(FORK_BOMB, tries);
-	json_t *m = xt_call(c, "command/exec",
-		xt_with(xt_argv_params("python3", "-c", prog, NULL), "%s", policy),
-		asc_timeout(30000));
-	const char *out = json_string_value(json_object_get(asc_assert_result(m), "stdout"));
+	json_t *p = xt_argv_params("python3", "-c", prog, NULL), *m;
+	const char *out;
 	int made = -1, err = 0;
+
+	/* A permission profile stands instead of the default policy, never beside it. */
+	if (strstr(policy, "permissionProfile") != NULL)
+		json_object_del(p, "sandboxPolicy");
+	m = xt_call(c, "command/exec", xt_with(p, "%s", policy), asc_timeout(30000));
+	out = json_string_value(json_object_get(asc_assert_result(m), "stdout"));
 
 	if (sscanf(out, "stopped %d %d", &made, &err) != 2)
 		fail_msg("the fork bomb was not stopped: %s", out);
@@ -160,6 +166,75 @@ test_process_cap(void **state)
 	assert_true(made > 5 && made < 20);
 	free(cfg);
 	asc_free(c);
+}
+
+/*
+ * The cap without cgroups (none writable, as in a user's ssh session; played with
+ * APP_SERVER_NO_CGROUPS=1): RLIMIT_NPROC sized from the uid's count holds it, under every
+ * policy, unsandboxed and seccomp-only too. The kernel exempts root from RLIMIT_NPROC, so
+ * when the tests run as root the daemon runs as nobody (setpriv), as a user's would.
+ */
+static void
+test_process_cap_fallback(void **state)
+{
+	static const char *const policies[] = {
+		"{'sandboxPolicy':{'type':'dangerFullAccess'},'cwd':'/tmp'}",
+		"{'sandboxPolicy':{'type':'readOnly'},'cwd':'/tmp'}",
+		"{'permissionProfile':{'type':'managed','fileSystem':{'type':'unrestricted'},"
+		"'network':'restricted'},'cwd':'/tmp'}",
+	};
+	static const char *const env[] = {"APP_SERVER_NO_CGROUPS=1", NULL};
+	static const char *const cap[] = {"-c", "app_server.max_processes=20", NULL};
+	const char *bin = getenv("APP_SERVER_BIN");
+	char *real = xstrdup(bin != NULL && *bin != '\0' ? bin : "build/app-server");
+	const char *as_nobody[] = {"--reuid=65534", "--regid=65534", "--clear-groups", real, "-c",
+		"app_server.max_processes=20", NULL};
+	struct asc_opts o = {.env = env, .args = cap};
+	struct asc *c;
+	pid_t others[19];
+	long long id;
+	json_t *m;
+	int made;
+
+	if (geteuid() == 0) {
+		if (access("/usr/bin/setpriv", X_OK) != 0)
+			skip_test(
+				"as root, the daemon runs as nobody through setpriv (util-linux), "
+				"which is not installed");
+		setenv("APP_SERVER_BIN", "/usr/bin/setpriv", 1);
+		o.args = as_nobody;
+	}
+	c = asc_spawn(&o);
+	setenv("APP_SERVER_BIN", real, 1);
+	/* permissionProfile is experimental. */
+	id = asc_request(c, "initialize",
+		json_pack("{s:{s:s, s:s}, s:{s:b}}", "clientInfo", "name", "asc-test", "version",
+			"0.1", "capabilities", "experimentalApi", 1));
+	m = asc_wait_response(c, id, asc_timeout(T_REPLY));
+	asc_assert_result(m);
+	json_decref(m);
+	/*
+	 * The uid runs 19 more tasks meanwhile: the cap is the command's own, not a count of the
+	 * whole uid's (as RLIMIT_NPROC alone would be).
+	 */
+	for (size_t i = 0; i < nitems(others); i++)
+		if ((others[i] = fork()) == 0) {
+			if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+	for (size_t i = 0; i < nitems(policies); i++) {
+		made = fork_bomb(c, 100, policies[i]);
+		if (made <= 5 || made >= 20)
+			fail_msg("%s: %d processes made, the cap is 20", policies[i], made);
+	}
+	for (size_t i = 0; i < nitems(others); i++) {
+		kill(others[i], SIGKILL);
+		waitpid(others[i], NULL, 0);
+	}
+	asc_free(c);
+	free(real);
 }
 
 /* A command that leaves a setsid'd sleeper behind; the sleeper's pid. */
@@ -251,6 +326,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_answer_ceiling),
 		cmocka_unit_test(test_process_cap),
+		cmocka_unit_test(test_process_cap_fallback),
 		cmocka_unit_test(test_setsid_descendants),
 		cmocka_unit_test(test_setsid_descendants_fallback),
 	};

@@ -155,9 +155,12 @@ test_read_file_ceiling(void **state)
 	free(big);
 }
 
-/* Run fn in a child that dropped root, to see EACCES even when the tests run as root. */
+/*
+ * Run fn in a child and expect EACCES. Root ignores modes, so as root the child becomes nobody;
+ * any other user stays the files' owner, so the modes below deny the owner as well.
+ */
 static void
-expect_denied_as_nobody(fs_op_fn fn, const char *params)
+expect_denied(fs_op_fn fn, const char *params)
 {
 	int pfd[2];
 	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
@@ -185,7 +188,7 @@ expect_denied_as_nobody(fs_op_fn fn, const char *params)
 	assert_string_equal(buf, "Permission denied (os error 13)");
 }
 
-/* Permission denied, for reading, writing and listing. */
+/* Permission denied, for reading, writing and listing, whoever runs the tests. */
 static void
 test_permission_denied(void **state)
 {
@@ -196,15 +199,20 @@ test_permission_denied(void **state)
 	assert_int_equal(chmod(f, 0), 0);
 	assert_int_equal(chmod(dir, 0755), 0);
 	char *p = xasprintf("{\"path\":\"%s\"}", f);
-	expect_denied_as_nobody(fs_read_file, p);
+	expect_denied(fs_read_file, p);
 	free(p);
-	assert_int_equal(chmod(locked, 0700), 0);
+	/* Searchable but not readable, by anyone: its entries cannot be listed. */
+	assert_int_equal(chmod(locked, 0300), 0);
 	p = xasprintf("{\"path\":\"%s\"}", locked);
-	expect_denied_as_nobody(fs_read_directory, p);
+	expect_denied(fs_read_directory, p);
 	free(p);
+	/* Searchable but not writable, by anyone: nothing can be made in it. */
+	assert_int_equal(chmod(locked, 0500), 0);
 	p = xasprintf("{\"path\":\"%s/new\",\"dataBase64\":\"\"}", locked);
-	expect_denied_as_nobody(fs_write_file, p);
+	expect_denied(fs_write_file, p);
 	free(p);
+	/* Writable again, so that the teardown can remove it as a user too. */
+	assert_int_equal(chmod(locked, 0700), 0);
 	free(f);
 	free(locked);
 }
