@@ -6,7 +6,7 @@
 #                   and every libFuzzer target over its committed corpus)
 #   make schema     regenerate schema/ (JSON Schema) and the clients' TS/Python types from protocol/
 #   make schema-check  fail when the committed schema/ or client types are stale
-#   make clients-test  the TypeScript and Python clients' suites against build/app-server
+#   make clients-test  the TypeScript and Python clients' and codex-acp's suites against build/app-server
 #   make bench      run the benchmarks (figures go to docs/benchmarks.md by hand)
 #   make install    PREFIX=/usr/local DESTDIR=
 

@@ -1,7 +1,7 @@
 #!/bin/sh
-# make clients-test: the TypeScript and Python clients' suites against $BUILD/app-server, each
-# counted in the tally of make test (scripts/tally.sh). A suite that cannot run here (no node
-# and npm) is a skip with its reason, never reported as passed.
+# make clients-test: the TypeScript and Python clients' suites and codex-acp's against
+# $BUILD/app-server, each counted in the tally of make test (scripts/tally.sh). A suite that
+# cannot run here (no node and npm, no registry) is a skip with its reason, never a pass.
 set -u
 BUILD=${BUILD:-build}
 root=$(pwd)
@@ -38,6 +38,37 @@ s=$(sed -n 's/.*skipped=\([0-9]*\).*/\1/p' "$out")
 [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
 tally python-client $((${n:-0} - f - ${s:-0})) "$f" "${s:-0}" "skipped by the suite itself (see its output)"
 [ $rc -eq 0 ] || status=1
+
+# codex-acp (npm @agentclientprotocol/codex-acp, the ACP adapter editors run) driven as an ACP
+# editor drives it against $BUILD/app-server (tests/acp/). The package is installed into
+# $BUILD/acp, never committed; without its optional dependencies (upstream's 400 MB codex
+# binary: CODEX_PATH names ours). Where npm cannot fetch it, its tests are skipped, counted.
+ACP_VERSION=2.6.0
+acp_entry=$root/$BUILD/acp/node_modules/@agentclientprotocol/codex-acp/dist/index.js
+acp_n=$(cat tests/acp/*.test.mjs | grep -cE '^test\(')
+if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+	echo "clients-test: SKIPPED the codex-acp suite ($acp_n tests): node and npm are not installed"
+	tally codex-acp 0 0 "$acp_n" "node and npm are not installed"
+else
+	if ! grep -qs "\"version\": \"$ACP_VERSION\"" "$(dirname "$(dirname "$acp_entry")")/package.json"; then
+		timeout 180 npm install --prefix "$BUILD/acp" --no-save --no-audit --no-fund --omit=optional \
+			--prefer-offline "@agentclientprotocol/codex-acp@$ACP_VERSION" >"$out" 2>&1 || rm -f "$acp_entry"
+	fi
+	if [ ! -f "$acp_entry" ]; then
+		echo "clients-test: SKIPPED the codex-acp suite ($acp_n tests): npm could not install @agentclientprotocol/codex-acp@$ACP_VERSION:"
+		tail -3 "$out"
+		tally codex-acp 0 0 "$acp_n" "npm could not install @agentclientprotocol/codex-acp (registry unreachable?)"
+	else
+		APP_SERVER_BIN=$bin CODEX_ACP_ENTRY=$acp_entry timeout 120 node --test tests/acp/ >"$out" 2>&1
+		rc=$?
+		cat "$out"
+		p=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$out") f=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$out")
+		s=$(sed -n 's/^# skipped \([0-9]*\)$/\1/p' "$out")
+		[ $rc -ne 0 ] && [ "${f:-0}" -eq 0 ] && f=1
+		tally codex-acp "${p:-0}" "${f:-0}" "${s:-0}" "skipped by the suite itself (see its output)"
+		[ $rc -eq 0 ] || status=1
+	fi
+fi
 
 # The README's install paths and examples, exactly: its code blocks are run as written, with
 # build/app-server made absolute (they run outside the tree).

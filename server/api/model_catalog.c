@@ -243,6 +243,15 @@ model_catalog_entry(const struct catalog_model *m, int is_default)
 		"isDefault", is_default);
 }
 
+int
+model_catalog_known(const char *slug)
+{
+	for (size_t i = 0; slug != NULL && i < nitems(catalog); i++)
+		if (strcmp(catalog[i].id, slug) == 0)
+			return 1;
+	return 0;
+}
+
 json_t *
 model_catalog_list(int include_hidden)
 {

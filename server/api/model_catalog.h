@@ -7,4 +7,7 @@
 /* Every model in upstream's order (new reference); hidden ones only when include_hidden. */
 json_t *model_catalog_list(int include_hidden);
 
+/* Whether a model slug is in the catalogue (else upstream runs it on fallback metadata). */
+int model_catalog_known(const char *slug);
+
 #endif

@@ -9,12 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_catalog.h"
 #include "profiles.h"
 #include "session.h"
 #include "thread.h"
 #include "turn.h"
 #include "agent/agent.h"
 #include "agent/approval/approval_rules.h"
+#include "agent/tools/tool_specs.h"
 #include "config/config.h"
 #include "io/http.h"
 #include "protocol/xmalloc.h"
@@ -246,6 +248,8 @@ turn_opts(struct turn_thread *tt, json_t *input, json_t *output_schema, struct a
 	o->output_schema = output_schema;
 	o->provider = p;
 	o->max_processes = config_max_processes(cfg);
+	o->tools = tool_specs_select(model_catalog_known(tt->model),
+		json_is_true(config_get(cfg, "tools.update_plan.enabled")));
 	return 0;
 }
 

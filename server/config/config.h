@@ -14,7 +14,7 @@
 
 #include "protocol/toml.h"
 
-#define CONFIG_DEFAULT_MODEL	"gpt-5.1-codex-max"
+#define CONFIG_DEFAULT_MODEL	"gpt-6.1-sol" /* upstream 0.169's, recorded: tests/fixtures/tools/ */
 #define CONFIG_DEFAULT_PROVIDER "openai"
 #define CONFIG_MAX_RETRIES	100 /* request_max_retries / stream_max_retries ceiling */
 

@@ -132,16 +132,28 @@ ts_scalar(const char *type, const char *description)
 	return o;
 }
 
-/* {"type":"array","items":items,"description":d}. */
+/* {"type":"array","description":d,"items":items}, upstream's member order. */
 static json_t *
 ts_array(json_t *items, const char *description)
 {
 	json_t *o = json_object();
 
 	json_object_set_new(o, "type", json_string("array"));
-	json_object_set_new(o, "items", items);
 	if (description != NULL)
 		json_object_set_new(o, "description", json_string(description));
+	json_object_set_new(o, "items", items);
+	return o;
+}
+
+/* {"type":"string","description":d,"enum":[values...]}. */
+static json_t *
+ts_enum(const char *description, const char *const *values)
+{
+	json_t *o = ts_scalar("string", description), *e = json_array();
+
+	for (; *values != NULL; values++)
+		json_array_append_new(e, json_string(*values));
+	json_object_set_new(o, "enum", e);
 	return o;
 }
 
@@ -214,63 +226,72 @@ ts_function(const char *name, const char *description, json_t *parameters)
 	return o;
 }
 
-/* exec_command (create_exec_command_tool). */
+/* exec_command as 0.169 words it (its approval parameters differ from the older shells'). */
 static json_t *
 ts_exec_command(void)
 {
 	static const char *const required[] = {"cmd", NULL};
+	static const char *const perms[] = {"use_default", "require_escalated", NULL};
 	json_t *p = json_object();
 
 	json_object_set_new(p, "cmd", ts_scalar("string", "Shell command to execute."));
-	json_object_set_new(p, "workdir",
+	json_object_set_new(p, "justification",
 		ts_scalar("string",
-			"Optional working directory to run the command in; defaults "
-			"to the turn cwd."));
+			"User-facing approval question for `require_escalated`; omit otherwise."));
+	json_object_set_new(p, "login",
+		ts_scalar("boolean",
+			"True runs the shell with -l/-i semantics; false disables them. Defaults to "
+			"true."));
+	json_object_set_new(p, "max_output_tokens",
+		ts_scalar("number",
+			"Output token budget. Defaults to 10000 tokens; larger requests may be capped "
+			"by policy."));
+	json_object_set_new(p, "prefix_rule",
+		ts_array(ts_scalar("string", NULL),
+			"Reusable approval prefix for `cmd`, only with `sandbox_permissions: "
+			"\"require_escalated\"`; for example [\"git\", \"pull\"]."));
+	json_object_set_new(p, "sandbox_permissions",
+		ts_enum("Per-command sandbox override. Defaults to `use_default`; use "
+			"`require_escalated` for unsandboxed execution.",
+			perms));
 	json_object_set_new(p, "shell",
 		ts_scalar(
 			"string", "Shell binary to launch. Defaults to the user's default shell."));
-	json_object_set_new(p, "login",
-		ts_scalar("boolean",
-			"Whether to run the shell with -l/-i semantics. Defaults to "
-			"true."));
 	json_object_set_new(p, "tty",
 		ts_scalar("boolean",
-			"Whether to allocate a TTY for the command. Defaults to false "
-			"(plain pipes); set to true to open a PTY and access TTY "
-			"process."));
+			"True allocates a PTY for the command; false or omitted uses plain pipes."));
+	json_object_set_new(p, "workdir",
+		ts_scalar(
+			"string", "Working directory for the command. Defaults to the turn cwd."));
 	json_object_set_new(p, "yield_time_ms",
 		ts_scalar("number",
-			"How long to wait (in milliseconds) for output before "
-			"yielding."));
-	json_object_set_new(p, "max_output_tokens",
-		ts_scalar("number",
-			"Maximum number of tokens to return. Excess output will be "
-			"truncated."));
-	ts_approval_params(p);
+			"Wait before yielding output. Defaults to 10000 ms; effective range is "
+			"250-30000 ms."));
 	return ts_function("exec_command",
 		"Runs a command in a PTY, returning output or a session ID for ongoing interaction.",
 		ts_object(p, required));
 }
 
-/* write_stdin (create_write_stdin_tool). */
+/* write_stdin as 0.169 words it. */
 static json_t *
 ts_write_stdin(void)
 {
 	static const char *const required[] = {"session_id", NULL};
 	json_t *p = json_object();
 
-	json_object_set_new(p, "session_id",
-		ts_scalar("number", "Identifier of the running unified exec session."));
-	json_object_set_new(
-		p, "chars", ts_scalar("string", "Bytes to write to stdin (may be empty to poll)."));
-	json_object_set_new(p, "yield_time_ms",
-		ts_scalar("number",
-			"How long to wait (in milliseconds) for output before "
-			"yielding."));
+	json_object_set_new(p, "chars",
+		ts_scalar("string",
+			"Bytes to write to stdin. Defaults to empty, which polls without writing."));
 	json_object_set_new(p, "max_output_tokens",
 		ts_scalar("number",
-			"Maximum number of tokens to return. Excess output will be "
-			"truncated."));
+			"Output token budget. Defaults to 10000 tokens; larger requests may be capped "
+			"by policy."));
+	json_object_set_new(p, "session_id",
+		ts_scalar("number", "Identifier of the running unified exec session."));
+	json_object_set_new(p, "yield_time_ms",
+		ts_scalar("number",
+			"Wait before yielding output. Non-empty writes default to 250 ms and cap at "
+			"30000 ms; empty polls wait 5000-300000 ms by default."));
 	return ts_function("write_stdin",
 		"Writes characters to an existing unified exec session and returns recent output.",
 		ts_object(p, required));
@@ -353,18 +374,19 @@ ts_apply_patch_freeform(void)
 	return o;
 }
 
-/* update_plan (PLAN_TOOL). */
+/* update_plan as 0.169 words it. */
 static json_t *
 ts_update_plan(void)
 {
 	static const char *const item_required[] = {"step", "status", NULL};
 	static const char *const required[] = {"plan", NULL};
+	static const char *const statuses[] = {"pending", "in_progress", "completed", NULL};
 	json_t *item = json_object(), *p = json_object();
 
-	json_object_set_new(item, "step", ts_scalar("string", NULL));
-	json_object_set_new(
-		item, "status", ts_scalar("string", "One of: pending, in_progress, completed"));
-	json_object_set_new(p, "explanation", ts_scalar("string", NULL));
+	json_object_set_new(item, "status", ts_enum("Step status.", statuses));
+	json_object_set_new(item, "step", ts_scalar("string", "Task step text."));
+	json_object_set_new(p, "explanation",
+		ts_scalar("string", "Optional explanation for this plan update."));
 	json_object_set_new(
 		p, "plan", ts_array(ts_object(item, item_required), "The list of steps"));
 	return ts_function("update_plan",
@@ -383,6 +405,19 @@ ts_for_chat(json_t *tool)
 	json_object_set_new(o, "type", json_string("function"));
 	json_object_set_new(o, "function", tool);
 	return o;
+}
+
+/* Which tools a turn offers (tool_specs.h). */
+unsigned
+tool_specs_select(int known_model, int update_plan)
+{
+	unsigned set = TOOL_SPEC_EXEC_COMMAND | TOOL_SPEC_WRITE_STDIN;
+
+	if (known_model)
+		set |= TOOL_SPEC_APPLY_PATCH_FREEFORM;
+	if (update_plan)
+		set |= TOOL_SPEC_UPDATE_PLAN;
+	return set;
 }
 
 /* The tools array: shells first, then update_plan, then apply_patch, as upstream orders them. */

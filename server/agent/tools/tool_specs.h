@@ -26,12 +26,20 @@ enum tool_spec {
 	TOOL_SPEC_UPDATE_PLAN = 1u << 6,
 };
 
-/* What the turn loop offers unless configured otherwise. */
-#define TOOL_SPECS_DEFAULT                                                                         \
-	(TOOL_SPEC_EXEC_COMMAND | TOOL_SPEC_WRITE_STDIN | TOOL_SPEC_APPLY_PATCH_FREEFORM |         \
-		TOOL_SPEC_UPDATE_PLAN)
+/* What the turn loop offers when it is given no set: upstream's for an unknown model. */
+#define TOOL_SPECS_DEFAULT (TOOL_SPEC_EXEC_COMMAND | TOOL_SPEC_WRITE_STDIN)
 
 enum tool_wire { TOOL_WIRE_RESPONSES, TOOL_WIRE_CHAT };
+
+/*
+ * The set a turn offers, as upstream 0.169 chooses it (recorded: tests/fixtures/tools/): a model
+ * unknown to its catalogue (a custom provider's "fallback metadata") gets exec_command and
+ * write_stdin; a catalogue model gets apply_patch too (upstream nests these in its JavaScript
+ * "code mode" tool, which we do not have, so they are offered as plain tools); update_plan only
+ * with `[tools.update_plan] enabled = true`. Upstream's other tools (view_image, web_search,
+ * request_user_input, the goal and multi-agent tools) are not offered: nothing here runs them.
+ */
+unsigned tool_specs_select(int known_model, int update_plan);
 
 /* The tools array for a set of tools (a mask of enum tool_spec). New reference. */
 json_t *tool_specs_build(unsigned set, enum tool_wire wire);

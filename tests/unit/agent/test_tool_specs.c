@@ -1,8 +1,8 @@
 /*
- * Tool definitions (server/agent/tools/tool_specs.c): the default set and its order, exec_command's
- * schema serialized exactly (sorted properties, upstream's description texts, the raw-string
- * backslashes of `justification`), the freeform apply_patch with upstream's lark grammar, the
- * Chat wrapping, update_plan, and the name parsing / lookup used to answer unsupported calls.
+ * Tool definitions (server/agent/tools/tool_specs.c): the sets per model family and config and
+ * their order, exec_command, write_stdin and update_plan serialized byte for byte as upstream
+ * 0.169 sent them (tests/fixtures/tools/upstream/), the freeform apply_patch with upstream's lark
+ * grammar, the Chat wrapping, and the name parsing / lookup used to answer unsupported calls.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,13 +34,22 @@ names_of(json_t *arr, char *out, size_t n)
 	}
 }
 
-/* The default set: exec_command, write_stdin, update_plan, freeform apply_patch. */
+/* The sets upstream 0.169 offers: per model family, and update_plan only when configured. */
 static void
 test_default_set(void **state)
 {
+	unsigned all = tool_specs_select(1, 1);
 	json_t *arr = tool_specs_build(TOOL_SPECS_DEFAULT, TOOL_WIRE_RESPONSES), *ap;
 	char names[256];
 
+	names_of(arr, names, sizeof(names));
+	assert_string_equal(names, "exec_command,write_stdin");
+	json_decref(arr);
+	assert_int_equal(tool_specs_select(0, 0), TOOL_SPECS_DEFAULT);
+	assert_int_equal(tool_specs_select(0, 1), TOOL_SPECS_DEFAULT | TOOL_SPEC_UPDATE_PLAN);
+	assert_int_equal(
+		tool_specs_select(1, 0), TOOL_SPECS_DEFAULT | TOOL_SPEC_APPLY_PATCH_FREEFORM);
+	arr = tool_specs_build(all, TOOL_WIRE_RESPONSES);
 	names_of(arr, names, sizeof(names));
 	assert_string_equal(names, "exec_command,write_stdin,update_plan,apply_patch");
 	ap = json_array_get(arr, 3);
@@ -64,53 +73,44 @@ test_default_set(void **state)
 	json_decref(arr);
 }
 
-/* exec_command serialized exactly as upstream sends it. */
+/*
+ * exec_command, write_stdin and update_plan serialized byte for byte (member order included)
+ * as upstream 0.169 sent them (tests/fixtures/tools/upstream/, recorded by record.py).
+ */
 static void
-test_exec_command_schema(void **state)
+test_upstream_bytes(void **state)
 {
-	json_t *arr = tool_specs_build(TOOL_SPEC_EXEC_COMMAND, TOOL_WIRE_RESPONSES);
-	char *s = json_dumps(json_array_get(arr, 0), JSON_COMPACT);
+	static const char *const names[] = {"exec_command", "write_stdin", "update_plan", NULL};
+	json_t *rec = json_load_file(
+		"tests/fixtures/tools/upstream/custom_model_update_plan.json", 0, NULL);
+	json_t *arr = tool_specs_build(tool_specs_select(0, 1), TOOL_WIRE_RESPONSES), *t;
+	size_t i, k;
 
-	assert_string_equal(s,
-		"{\"type\":\"function\",\"name\":\"exec_command\",\"description\":\"Runs a command in "
-		"a PTY, returning output or a session ID for ongoing interaction.\",\"strict\":false,"
-		"\"parameters\":{\"type\":\"object\",\"properties\":{\"cmd\":{\"type\":\"string\","
-		"\"description\":\"Shell command to execute.\"},\"justification\":{\"type\":"
-		"\"string\",\"description\":\"Only set if sandbox_permissions is "
-		"\\\\\\\"require_escalated\\\\\\\". \\n                    Request approval from the "
-		"user to run this command outside the sandbox. \\n                    Phrased as a "
-		"simple question that summarizes the purpose of the \\n                    command "
-		"as it relates to the task at hand - e.g. 'Do you want to \\n                    "
-		"fetch and pull the latest version of this git branch?'\"},\"login\":{\"type\":"
-		"\"boolean\",\"description\":\"Whether to run the shell with -l/-i semantics. "
-		"Defaults to true.\"},\"max_output_tokens\":{\"type\":\"number\",\"description\":"
-		"\"Maximum number of tokens to return. Excess output will be truncated.\"},"
-		"\"prefix_rule\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
-		"\"Only specify when sandbox_permissions is `require_escalated`. \\n                 "
-		"   Suggest a prefix command pattern that will allow you to fulfill similar "
-		"requests from the user in the future.\\n                    Should be a short but "
-		"reasonable prefix, e.g. [\\\\\\\"git\\\\\\\", \\\\\\\"pull\\\\\\\"] or "
-		"[\\\\\\\"uv\\\\\\\", \\\\\\\"run\\\\\\\"] or [\\\\\\\"pytest\\\\\\\"].\"},"
-		"\"sandbox_permissions\":{\"type\":\"string\",\"description\":\"Sandbox permissions "
-		"for the command. Set to \\\"require_escalated\\\" to request running without "
-		"sandbox restrictions; defaults to \\\"use_default\\\".\"},\"shell\":{\"type\":"
-		"\"string\",\"description\":\"Shell binary to launch. Defaults to the user's "
-		"default shell.\"},\"tty\":{\"type\":\"boolean\",\"description\":\"Whether to "
-		"allocate a TTY for the command. Defaults to false (plain pipes); set to true to "
-		"open a PTY and access TTY process.\"},\"workdir\":{\"type\":\"string\","
-		"\"description\":\"Optional working directory to run the command in; defaults to "
-		"the turn cwd.\"},\"yield_time_ms\":{\"type\":\"number\",\"description\":\"How long "
-		"to wait (in milliseconds) for output before yielding.\"}},\"required\":[\"cmd\"],"
-		"\"additionalProperties\":false}}");
-	free(s);
+	assert_non_null(rec);
+	for (k = 0; names[k] != NULL; k++) {
+		char *ours = json_dumps(json_array_get(arr, k), JSON_COMPACT), *theirs = NULL;
+
+		json_array_foreach(json_object_get(rec, "tools"), i, t)
+		{
+			const char *n = json_string_value(json_object_get(t, "name"));
+
+			if (n != NULL && strcmp(n, names[k]) == 0)
+				theirs = json_dumps(t, JSON_COMPACT);
+		}
+		assert_non_null(theirs);
+		assert_string_equal(ours, theirs);
+		free(ours);
+		free(theirs);
+	}
 	json_decref(arr);
+	json_decref(rec);
 }
 
 /* Chat: every tool a function under "function"; the freeform apply_patch becomes {input}. */
 static void
 test_chat(void **state)
 {
-	json_t *arr = tool_specs_build(TOOL_SPECS_DEFAULT, TOOL_WIRE_CHAT), *t;
+	json_t *arr = tool_specs_build(tool_specs_select(1, 1), TOOL_WIRE_CHAT), *t;
 	size_t i;
 	char names[256];
 
@@ -139,24 +139,6 @@ test_chat(void **state)
 	json_decref(arr);
 }
 
-/* update_plan's schema. */
-static void
-test_update_plan(void **state)
-{
-	json_t *arr = tool_specs_build(TOOL_SPEC_UPDATE_PLAN, TOOL_WIRE_RESPONSES);
-	char *s = json_dumps(json_object_get(json_array_get(arr, 0), "parameters"), JSON_COMPACT);
-
-	assert_string_equal(s,
-		"{\"type\":\"object\",\"properties\":{\"explanation\":{\"type\":\"string\"},\"plan\":"
-		"{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"status\":{"
-		"\"type\":\"string\",\"description\":\"One of: pending, in_progress, completed\"},"
-		"\"step\":{\"type\":\"string\"}},\"required\":[\"step\",\"status\"],"
-		"\"additionalProperties\":false},\"description\":\"The list of steps\"}},"
-		"\"required\":[\"plan\"],\"additionalProperties\":false}");
-	free(s);
-	json_decref(arr);
-}
-
 /* Config names and call lookup. */
 static void
 test_parse_lookup(void **state)
@@ -176,10 +158,12 @@ test_parse_lookup(void **state)
 
 	assert_int_equal(
 		tool_specs_lookup(TOOL_SPECS_DEFAULT, "exec_command", 0), TOOL_SPEC_EXEC_COMMAND);
-	assert_int_equal(
-		tool_specs_lookup(TOOL_SPECS_DEFAULT, "update_plan", 0), TOOL_SPEC_UPDATE_PLAN);
+	assert_int_equal(tool_specs_lookup(TOOL_SPECS_DEFAULT, "update_plan", 0), 0);
+	assert_int_equal(tool_specs_lookup(tool_specs_select(1, 1), "update_plan", 0),
+		TOOL_SPEC_UPDATE_PLAN);
 	assert_int_equal(tool_specs_lookup(TOOL_SPECS_DEFAULT, "shell", 0), 0);
-	assert_int_equal(tool_specs_lookup(TOOL_SPECS_DEFAULT, "apply_patch", 1),
+	assert_int_equal(tool_specs_lookup(TOOL_SPECS_DEFAULT, "apply_patch", 1), 0);
+	assert_int_equal(tool_specs_lookup(tool_specs_select(1, 0), "apply_patch", 1),
 		TOOL_SPEC_APPLY_PATCH_FREEFORM);
 	assert_int_equal(tool_specs_lookup(TOOL_SPEC_APPLY_PATCH_FUNCTION, "apply_patch", 1), 0);
 	assert_int_equal(tool_specs_lookup(TOOL_SPEC_APPLY_PATCH_FUNCTION, "apply_patch", 0),
@@ -193,9 +177,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_default_set),
-		cmocka_unit_test(test_exec_command_schema),
+		cmocka_unit_test(test_upstream_bytes),
 		cmocka_unit_test(test_chat),
-		cmocka_unit_test(test_update_plan),
 		cmocka_unit_test(test_parse_lookup),
 	};
 

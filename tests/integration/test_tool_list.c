@@ -1,0 +1,284 @@
+/*
+ * The tools offered to the model, compared with upstream 0.169's requests to the same mock
+ * model for the same config.toml (tests/fixtures/tools/upstream/<case>.json, recorded by
+ * tests/fixtures/tools/record.py; upstream is not needed here). Per case the daemon runs one
+ * turn against `app-server mock-model` and the first request's `tools` is checked:
+ *
+ * - a model unknown to the catalogue (a custom provider's model, upstream's "fallback
+ *   metadata"): every tool we offer is upstream's, byte for byte (name, description, schema),
+ *   in upstream's order, and each tool upstream offers that we do not is one we do not run
+ *   (NOT_RUN below), so a new difference fails here;
+ * - a catalogue model (upstream's default): upstream nests its tools in a JavaScript "code
+ *   mode" tool (additional_tools); we offer as plain tools those of its nested tools we run,
+ *   with the schemas upstream gives the same tools as plain functions.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sys/stat.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "protocol/xmalloc.h"
+#include "turn_util.h"
+
+#define FIXTURES "tests/fixtures/tools/upstream/"
+
+/* Upstream's tools nothing here runs, so they are not offered (docs/protocol.md). */
+static const char *const not_run[] = {"request_user_input", "request_user_input_async",
+	"view_image", "multi_agent_v1", "get_goal", "create_goal", "update_goal", "web_search",
+	"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource",
+	"clock__curr_time", NULL};
+
+struct tl_case {
+	const char *name;   /* the fixture */
+	const char *config; /* config.toml before the provider table, as record.py writes it */
+	int known;	    /* a catalogue model */
+};
+
+static const struct tl_case cases[] = {
+	{"default_model", "", 1},
+	{"default_model_update_plan", "[tools.update_plan]\nenabled = true", 1},
+	{"custom_model", "model = \"mock-model\"", 0},
+	{"custom_model_update_plan", "model = \"mock-model\"\n[tools.update_plan]\nenabled = true",
+		0},
+	{"custom_model_web_search_off", "model = \"mock-model\"\nweb_search = \"disabled\"", 0},
+	{"custom_model_view_image_off", "model = \"mock-model\"\n[tools]\nview_image = false", 0},
+};
+
+static int
+tl_not_run(const char *name)
+{
+	for (size_t i = 0; not_run[i] != NULL; i++)
+		if (strcmp(not_run[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* A tool's name (a hosted tool has only a type). */
+static const char *
+tl_name(const json_t *tool)
+{
+	const char *n = json_string_value(json_object_get(tool, "name"));
+
+	return n != NULL ? n : json_string_value(json_object_get(tool, "type"));
+}
+
+/* The tool named name in a tools array, or NULL. */
+static json_t *
+tl_find(const json_t *tools, const char *name)
+{
+	json_t *t;
+	size_t i;
+
+	json_array_foreach(tools, i, t)
+	{
+		if (strcmp(tl_name(t), name) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+/* Run one turn of our daemon on this config; the first model request's tools (new ref). */
+static json_t *
+tl_our_tools(const struct tl_case *c)
+{
+	char tmpl[] = "/tmp/test_tools.XXXXXX", *home, *ws, *path, *env0;
+	const char *env[2];
+	struct asc_opts ao = {0};
+	struct mm m;
+	struct asc *a;
+	json_t *r, *recs, *rec, *tools = NULL;
+	long long id;
+	FILE *f;
+	size_t i;
+
+	assert_non_null(mkdtemp(tmpl));
+	home = xasprintf("%s/home", tmpl);
+	ws = xasprintf("%s/ws", tmpl);
+	assert_int_equal(mkdir(home, 0700), 0);
+	assert_int_equal(mkdir(ws, 0700), 0);
+	mm_start(&m,
+		"{\"responses\":[{\"events\":[{\"ev\":\"created\"},{\"ev\":\"message\","
+		"\"id\":\"m1\",\"text\":\"ok\"},{\"ev\":\"completed\"}]}],\"repeat\":true}");
+	path = xasprintf("%s/config.toml", home);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f,
+		"model_provider = \"mock_provider\"\napproval_policy = \"never\"\n"
+		"sandbox_mode = \"read-only\"\n%s\n[model_providers.mock_provider]\n"
+		"name = \"Mock provider\"\nbase_url = \"http://127.0.0.1:%d/v1\"\n"
+		"wire_api = \"responses\"\nrequest_max_retries = 0\nstream_max_retries = 0\n",
+		c->config, m.port);
+	fclose(f);
+	env[0] = env0 = xasprintf("CODEX_HOME=%s", home);
+	env[1] = NULL;
+	ao.env = env;
+	ao.inherit_codex_home = 1;
+	ao.capture_stderr = 1;
+	a = asc_spawn(&ao);
+	asc_initialize(a);
+	r = asc_wait_response(a, asc_request(a, "thread/start", json_pack("{s:s}", "cwd", ws)),
+		asc_timeout(5000));
+	id = asc_request(a, "turn/start",
+		json_pack("{s:O, s:[{s:s, s:s}]}", "threadId",
+			json_object_get(json_object_get(asc_assert_result(r), "thread"), "id"),
+			"input", "type", "text", "text", "hi"));
+	json_decref(r);
+	r = asc_wait_response(a, id, asc_timeout(5000));
+	asc_assert_result(r);
+	json_decref(r);
+	json_decref(asc_wait_notification(a, "turn/completed", asc_timeout(20000)));
+	asc_free(a);
+	recs = mm_records(&m);
+	json_array_foreach(recs, i, rec)
+	{
+		const char *p = json_string_value(json_object_get(rec, "path"));
+
+		if (tools == NULL && p != NULL && strstr(p, "/responses") != NULL)
+			tools = json_incref(json_object_get(json_object_get(rec, "body"), "tools"));
+	}
+	assert_non_null(tools);
+	json_decref(recs);
+	mm_stop(&m);
+	unlink(path);
+	rmdir(ws);
+	rmdir(home);
+	rmdir(tmpl);
+	free(path);
+	free(env0);
+	free(home);
+	free(ws);
+	return tools;
+}
+
+/* Upstream's recorded request for a case (new reference). */
+static json_t *
+tl_upstream(const char *name)
+{
+	char *path = xasprintf(FIXTURES "%s.json", name);
+	json_error_t e;
+	json_t *v = json_load_file(path, 0, &e);
+
+	if (v == NULL)
+		fail_msg("%s: %s", path, e.text);
+	free(path);
+	return v;
+}
+
+/* A model upstream runs on fallback metadata: the same tools, in the same order, but NOT_RUN. */
+static void
+tl_check_fallback(const struct tl_case *c, const json_t *ours, const json_t *up)
+{
+	json_t *t;
+	size_t i, k = 0;
+
+	json_array_foreach(json_object_get(up, "tools"), i, t)
+	{
+		const char *name = tl_name(t);
+		json_t *mine = json_array_get(ours, k);
+
+		if (tl_not_run(name)) {
+			if (tl_find(ours, name) != NULL)
+				fail_msg("%s: %s is offered, but nothing here runs it", c->name,
+					name);
+			continue;
+		}
+		if (mine == NULL || strcmp(tl_name(mine), name) != 0)
+			fail_msg("%s: upstream's tool %zu is %s, ours is %s", c->name, k, name,
+				mine != NULL ? tl_name(mine) : "(none)");
+		if (!json_equal(mine, t)) {
+			char *a = json_dumps(mine, JSON_SORT_KEYS),
+			     *b = json_dumps(t, JSON_SORT_KEYS);
+
+			fail_msg("%s: %s differs\n ours:     %s\n upstream: %s", c->name, name, a,
+				b);
+		}
+		k++;
+	}
+	if (k != json_array_size(ours))
+		fail_msg("%s: we offer %zu tools, upstream %zu of those we run", c->name,
+			json_array_size(ours), k);
+}
+
+/* A catalogue model: ours are the nested code-mode tools we run, as plain tools. */
+static void
+tl_check_known(const struct tl_case *c, const json_t *ours, const json_t *up)
+{
+	static const char *const ran[] = {
+		"exec_command", "write_stdin", "update_plan", "apply_patch", NULL};
+	json_t *at = json_array_get(json_object_get(up, "additional_tools"), 0);
+	json_t *fns = tl_find(json_object_get(at, "tools"), "functions");
+	const char *desc = json_string_value(
+		json_object_get(tl_find(json_object_get(fns, "tools"), "exec"), "description"));
+	json_t *plain = tl_upstream("custom_model_update_plan"), *t;
+	size_t i, n = 0;
+	char heading[64];
+
+	assert_non_null(desc);
+	assert_int_equal(json_array_size(json_object_get(up, "tools")), 0);
+	for (i = 0; ran[i] != NULL; i++) {
+		snprintf(heading, sizeof heading, "### `%s`", ran[i]);
+		t = tl_find(ours, ran[i]);
+		if ((strstr(desc, heading) != NULL) != (t != NULL))
+			fail_msg("%s: upstream %s %s, we %s", c->name,
+				strstr(desc, heading) != NULL ? "offers" : "does not offer", ran[i],
+				t != NULL ? "do" : "do not");
+		n += t != NULL;
+		/* the same tool upstream gives a fallback model as a plain function */
+		if (t != NULL && tl_find(json_object_get(plain, "tools"), ran[i]) != NULL)
+			assert_true(
+				json_equal(t, tl_find(json_object_get(plain, "tools"), ran[i])));
+	}
+	assert_int_equal(n, json_array_size(ours));
+	json_decref(plain);
+}
+
+static void
+test_case(void **state)
+{
+	const struct tl_case *c = *state;
+	json_t *ours = tl_our_tools(c), *up = tl_upstream(c->name);
+
+	assert_string_equal(json_string_value(json_object_get(up, "model")),
+		c->known ? "gpt-6.1-sol" : "mock-model");
+	if (c->known)
+		tl_check_known(c, ours, up);
+	else
+		tl_check_fallback(c, ours, up);
+	json_decref(ours);
+	json_decref(up);
+}
+
+/* The issue's case by name: no [tools] config, a custom model, and no update_plan. */
+static void
+test_no_update_plan_by_default(void **state)
+{
+	json_t *ours = tl_our_tools(&cases[2]);
+
+	(void)state;
+	assert_null(tl_find(ours, "update_plan"));
+	assert_null(tl_find(ours, "apply_patch"));
+	json_decref(ours);
+}
+
+int
+main(void)
+{
+	struct CMUnitTest tests[sizeof cases / sizeof cases[0] + 1];
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		tests[n++] = (struct CMUnitTest){.name = cases[i].name,
+			.test_func = test_case,
+			.initial_state = (void *)&cases[i]};
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_no_update_plan_by_default);
+	return _cmocka_run_group_tests("tool_list", tests, n, NULL, NULL);
+}
