@@ -20,6 +20,27 @@
 static void exec_child_cb(struct ev_loop *, ev_child *, int);
 static void exec_timeout_cb(struct ev_loop *, ev_timer *, int);
 static void exec_drain_cb(struct ev_loop *, ev_timer *, int);
+static void exec_orphan_child_cb(struct ev_loop *, ev_child *, int);
+static void exec_orphan_deadline_cb(struct ev_loop *, ev_timer *, int);
+
+/*
+ * A sandboxed process freed while it runs (its owner went: a thread unloaded, a shell
+ * snapshot dropped). Its sandbox's init was told to die and is cleaning up: it unmounts and
+ * removes the placeholders it made on the host (`.git`, `.codex` in /tmp, the cwd...).
+ * Releasing the tree at once would SIGKILL the init half-way and leave them behind, so the
+ * spawn is kept until the init is reaped (or EXEC_ORPHAN_GRACE passed), then released.
+ */
+#define EXEC_ORPHAN_GRACE 5.0 /* seconds the init gets before the tree is killed */
+
+struct exec_orphan {
+	struct ev_loop *loop;
+	ev_child child;
+	ev_timer deadline;
+	struct spawn_proc sp;
+	struct exec_orphan *next, **prevp; /* exec_orphans: still held (a daemon exiting now) */
+};
+
+static struct exec_orphan *exec_orphans;
 
 struct exec_proc *
 exec_start(const struct exec_opts *o, struct spawn_proc *sp)
@@ -210,15 +231,71 @@ exec_clipped(const struct exec_proc *p)
 }
 
 /* Free a process; one still running (the connection closes) is killed first. */
+/* The orphan's init is reaped: its cleanup is over, what is left goes now. */
+static void
+exec_orphan_child_cb(struct ev_loop *loop, ev_child *w, int revents)
+{
+	struct exec_orphan *o = container_of(w, struct exec_orphan, child);
+
+	(void)revents;
+	ev_child_stop(loop, w);
+	ev_timer_stop(loop, &o->deadline);
+	spawn_reaped(&o->sp);
+	spawn_release(&o->sp);
+	if (o->next != NULL)
+		o->next->prevp = o->prevp;
+	*o->prevp = o->next;
+	free(o);
+}
+
+/* The init took too long: kill the tree (the reap still frees the orphan). */
+static void
+exec_orphan_deadline_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct exec_orphan *o = container_of(w, struct exec_orphan, deadline);
+
+	(void)loop;
+	(void)revents;
+	log_warn("exec: sandbox of pid %d still cleaning up after %.0f s: killed", (int)o->sp.pid,
+		EXEC_ORPHAN_GRACE);
+	spawn_release(&o->sp);
+}
+
+/* A process freed while it runs: killed, and its tree released (see exec_orphan). */
+static void
+exec_abandon(struct exec_proc *p)
+{
+	struct exec_orphan *o;
+
+	exec_kill(p);
+	if (p->pid <= 0 || !(p->sp.state & SPAWN_P_SUPERVISED) || (p->sp.state & SPAWN_P_REAPED)) {
+		spawn_release(&p->sp);
+		return;
+	}
+	o = xcalloc(1, sizeof *o);
+	o->loop = p->o.loop;
+	o->next = exec_orphans;
+	if (o->next != NULL)
+		o->next->prevp = &o->next;
+	o->prevp = &exec_orphans;
+	exec_orphans = o;
+	o->sp = p->sp; /* its cgroup and linger fd are the orphan's now */
+	p->sp.cg = NULL;
+	p->sp.linger_fd = -1;
+	ev_child_stop(p->o.loop, &p->child);
+	ev_child_init(&o->child, exec_orphan_child_cb, p->pid, 0);
+	ev_child_start(o->loop, &o->child);
+	ev_timer_init(&o->deadline, exec_orphan_deadline_cb, EXEC_ORPHAN_GRACE, 0.);
+	ev_timer_start(o->loop, &o->deadline);
+}
+
 void
 exec_free(struct exec_proc *p)
 {
 	if (p == NULL)
 		return;
-	if (p->state != EXEC_DONE) {
-		exec_kill(p);
-		spawn_release(&p->sp);
-	}
+	if (p->state != EXEC_DONE)
+		exec_abandon(p);
 	ev_child_stop(p->o.loop, &p->child);
 	ev_timer_stop(p->o.loop, &p->timeout);
 	ev_timer_stop(p->o.loop, &p->drain);
