@@ -5,7 +5,8 @@
 #   schema    $APP_SERVER_REFERENCE_SCHEMA, else ../shared/reference/codex-app-server-schema
 #             (CI), else one generated earlier into $BUILD/reference/, else generated now the way
 #             a user could: `codex app-server generate-json-schema` of the upstream npm package
-#             (@openai/codex@0.169.0) when the npm registry answers; else the checks against it
+#             (@openai/codex@0.169.0) when the npm registry answers, with the experimental
+#             schema beside it (--experimental); else the checks against it
 #             are skipped (APP_SERVER_NO_REFERENCE=1) and the reason is written down.
 #   rollouts  $APP_SERVER_REFERENCE_ROLLOUTS, else ../shared/reference/rollouts (a CODEX_HOME
 #             recorded by upstream: it cannot be generated offline); else the tests comparing
@@ -31,7 +32,8 @@ if [ -n "${APP_SERVER_REFERENCE_SCHEMA:-}" ]; then
 	schema=$APP_SERVER_REFERENCE_SCHEMA
 elif [ -d ../shared/reference/codex-app-server-schema ]; then
 	schema=$(cd ../shared/reference/codex-app-server-schema && pwd)
-elif [ -f "$gen/codex_app_server_protocol.schemas.json" ]; then
+elif [ -f "$gen/codex_app_server_protocol.schemas.json" ] &&
+	[ -f "$gen-experimental/codex_app_server_protocol.schemas.json" ]; then
 	schema=$(cd "$gen" && pwd)
 elif [ "${APP_SERVER_REFERENCE_NPM:-1}" = 0 ]; then
 	schema_why="../shared/reference/codex-app-server-schema is absent and APP_SERVER_REFERENCE_NPM=0"
@@ -42,14 +44,21 @@ else
 	tmp=$BUILD/reference/npm
 	rm -rf "$tmp" "$gen.tmp" && mkdir -p "$tmp"
 	home=$(mktemp -d)
+	# The stable schema, and beside it the one with experimental methods and fields (the
+	# contract of clients that initialize with experimentalApi), as ../shared has them.
+	rm -rf "$gen-experimental.tmp"
 	if timeout 300 npm install --prefix "$tmp" --no-audit --no-fund --loglevel=error "$UPSTREAM" >&2 &&
 		CODEX_HOME=$home timeout 60 "$tmp/node_modules/.bin/codex" app-server \
 			generate-json-schema --out "$gen.tmp" >&2 &&
-		[ -f "$gen.tmp/codex_app_server_protocol.schemas.json" ]; then
-		rm -rf "$gen" && mv "$gen.tmp" "$gen"
+		CODEX_HOME=$home timeout 60 "$tmp/node_modules/.bin/codex" app-server \
+			generate-json-schema --experimental --out "$gen-experimental.tmp" >&2 &&
+		[ -f "$gen.tmp/codex_app_server_protocol.schemas.json" ] &&
+		[ -f "$gen-experimental.tmp/codex_app_server_protocol.schemas.json" ]; then
+		rm -rf "$gen" "$gen-experimental" && mv "$gen.tmp" "$gen" &&
+			mv "$gen-experimental.tmp" "$gen-experimental"
 		schema=$(cd "$gen" && pwd)
 	else
-		rm -rf "$gen.tmp"
+		rm -rf "$gen.tmp" "$gen-experimental.tmp"
 		schema_why="../shared/reference/codex-app-server-schema is absent and generating it with $UPSTREAM failed (is the npm registry reachable?)"
 	fi
 	rm -rf "$home" "$tmp"

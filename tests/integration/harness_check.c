@@ -33,7 +33,8 @@
 static struct {
 	int loaded;
 	int disabled;
-	long unchecked; /* messages not checked against it (disabled) */
+	long unchecked;	    /* messages not checked against it (disabled) */
+	long unchecked_exp; /* results only the absent experimental bundle describes */
 	char *dir;
 	struct jsv *notif, *sreq, *error, *response, *all;
 	struct jsv *exp; /* the experimental bundle beside it, for experimental methods' results */
@@ -80,6 +81,11 @@ asc_ref_note(void)
 	skip_note(what, asc_ref.unchecked,
 		skip_note_why("APP_SERVER_NO_REFERENCE_WHY", "APP_SERVER_NO_REFERENCE=1"));
 	free(what);
+	what = xasprintf("%s: results only upstream's experimental schema describes",
+		program_invocation_short_name);
+	skip_note(what, asc_ref.unchecked_exp,
+		"no codex-app-server-schema-experimental beside the reference schema");
+	free(what);
 }
 
 /* Find and compile the reference schema, or fail loudly unless told to run without it. */
@@ -112,6 +118,7 @@ asc_ref_load(void)
 	asc_ref.response = asc_ref_compile("JSONRPCResponse.json");
 	asc_ref.all = asc_ref_compile(ASC_BIG_BUNDLE);
 	asc_ref.loaded = 1;
+	atexit(asc_ref_note);
 }
 
 /* Validate v against a compiled node, failing the test with the line on a violation. */
@@ -134,16 +141,23 @@ asc_validate(const struct jsv_node *node, const json_t *v, const char *what, con
 static const struct jsv_node *
 asc_ref_experimental(const char *name)
 {
-	char *dir, *ptr;
+	static int tried;
+	char *dir, *ptr, *path;
 	const struct jsv_node *n;
 
-	if (asc_ref.exp == NULL) {
+	if (!tried) {
+		tried = 1;
 		dir = asc_ref.dir;
 		asc_ref.dir = xasprintf("%s-experimental", dir);
-		asc_ref.exp = asc_ref_compile(ASC_BIG_BUNDLE);
+		path = xasprintf("%s/%s", asc_ref.dir, ASC_BIG_BUNDLE);
+		if (access(path, R_OK) == 0)
+			asc_ref.exp = asc_ref_compile(ASC_BIG_BUNDLE);
+		free(path);
 		free(asc_ref.dir);
 		asc_ref.dir = dir;
 	}
+	if (asc_ref.exp == NULL)
+		return NULL; /* no experimental bundle beside the reference: unchecked, counted */
 	ptr = xasprintf("#/definitions/v2/%s", name);
 	n = jsv_lookup(asc_ref.exp, ptr);
 	free(ptr);
@@ -245,8 +259,14 @@ asc_check_result(json_t *sent, const json_t *msg, const char *raw)
 	if (method != NULL)
 		m = defs_method_find(method, PM_REQUEST);
 	if (m != NULL && m->result != NULL && !asc_ref.disabled) {
+		const struct jsv_node *node = asc_ref_result(m->result);
+
 		what = xasprintf("%s (result of %s)", m->result, method);
-		asc_validate(asc_ref_result(m->result), json_object_get(msg, "result"), what, raw);
+		if (node == NULL && asc_ref.exp == NULL)
+			asc_ref.unchecked_exp++; /* only the experimental bundle has it, and it is
+						    absent */
+		else
+			asc_validate(node, json_object_get(msg, "result"), what, raw);
 		free(what);
 	}
 	json_object_del(sent, key);
