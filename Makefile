@@ -58,7 +58,7 @@ endif
 # $(call objs,DIR,SOURCES)
 objs = $(patsubst %.c,$(1)/obj/%.o,$(2))
 
-.PHONY: all build-all check-layout clients-test newcomer-check run test deps reference bare-check schema schema-check unit integration suite san-test bench install clean format format-check
+.PHONY: all build-all check-layout methods-check clients-test newcomer-check run test deps reference bare-check schema schema-check unit integration suite san-test bench install clean format format-check
 
 all: $(BUILD)/app-server $(BUILD)/app-client
 
@@ -142,6 +142,14 @@ schema: $(BUILD)/app-server
 	./$(BUILD)/app-server generate-ts --out $(dir $(TS_TYPES))
 	./$(BUILD)/app-server generate-python --out $(dir $(PY_TYPES))
 
+# docs/protocol.md's table of every upstream method, as the daemon answers them now.
+methods-check: reference $(BUILD)/app-server
+	@$(REFENV) if [ -n "$${APP_SERVER_REFERENCE_SCHEMA:-}" ] && [ -d "$$APP_SERVER_REFERENCE_SCHEMA-experimental" ]; then \
+		python3 scripts/method-status.py $(BUILD)/app-server "$$APP_SERVER_REFERENCE_SCHEMA-experimental" --check docs/protocol.md && \
+			$(TALLY_ADD) method-status 1 0 || { $(TALLY_ADD) method-status 0 1; exit 1; }; \
+	else echo "methods-check: SKIPPED: no experimental reference schema beside the stable one"; \
+		$(TALLY_ADD) method-status 0 0 1 "no experimental reference schema beside the stable one"; fi
+
 # The layout check, then its own test (each kind of violation planted in a scratch copy).
 check-layout:
 	@python3 scripts/check-layout.py && $(TALLY_ADD) check-layout 1 0 || { $(TALLY_ADD) check-layout 0 1; exit 1; }
@@ -214,7 +222,7 @@ san-test: reference $(BUILD)/app-server $(SAN)/app-server $(SAN_UNIT_BINS) $(INT
 test: deps
 	@sh scripts/tally.sh reset
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory format-check check-layout schema-check
+	@$(MAKE) --no-print-directory format-check check-layout schema-check methods-check
 	@$(MAKE) --no-print-directory unit suite bare-check integration clients-test
 	@$(MAKE) --no-print-directory san-test fuzz-smoke
 	@sh scripts/tally.sh report

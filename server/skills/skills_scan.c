@@ -358,7 +358,8 @@ skills_scan(const struct skills_env *env, const char *cwd)
 		}
 	for (size_t i = 0; i < o->n; i++)
 		o->v[i].root = map[o->v[i].root];
-	qsort(o->v, o->n, sizeof *o->v, skill_cmp);
+	if (o->n > 1) /* qsort(NULL, 0, ...) is undefined (UBSan) */
+		qsort(o->v, o->n, sizeof *o->v, skill_cmp);
 	nerr = json_array_size(o->errors);
 	errs = xcalloc(nerr + 1, sizeof *errs);
 	for (size_t i = 0; i < nerr; i++)

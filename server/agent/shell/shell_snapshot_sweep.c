@@ -164,7 +164,8 @@ shell_snapshot_sweep(const char *codex_home, time_t now)
 				snap_walk(&r, fd, SNAP_WALK_DEPTH);
 			free(p);
 		}
-		qsort(r.v, r.n, sizeof *r.v, snap_rollout_cmp);
+		if (r.n > 1)
+			qsort(r.v, r.n, sizeof *r.v, snap_rollout_cmp);
 	}
 	for (size_t i = 0; i < nold; i++) {
 		written = snap_file_id(old[i], id) ? snap_rollout_mtime(&r, id) : 0;
