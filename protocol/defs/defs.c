@@ -55,6 +55,8 @@ const struct pmethod pmethods[] = {
 		"Set or update a loaded thread's goal (objective, status, token budget)."},
 	{"thread/goal/clear", PM_REQUEST, "ThreadGoalClearParams", "ThreadGoalClearResponse", "v2",
 		"Remove a loaded thread's goal."},
+	{"configRequirements/read", PM_REQUEST, NULL, "ConfigRequirementsReadResponse", "v2",
+		"What requirements.toml imposes: none read here, so null, as upstream without one."},
 	{"account/rateLimits/read", PM_REQUEST, NULL, NULL, "v2",
 		"Rate limits of a ChatGPT login; without one, upstream's -32600."},
 	{"thread/goal/updated", PM_NOTIFICATION, "ThreadGoalUpdatedNotification", NULL, "v2", NULL},
@@ -182,7 +184,7 @@ const struct pmethod pmethods[] = {
 
 static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config, pdefs_fs,
 	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills, pdefs_config_write,
-	pdefs_startup};
+	pdefs_startup, pdefs_requirements};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

@@ -92,6 +92,7 @@ extern const struct pdef pdefs_profiles[];
 extern const struct pdef pdefs_skills[];
 extern const struct pdef pdefs_config_write[];
 extern const struct pdef pdefs_startup[];
+extern const struct pdef pdefs_requirements[];
 
 /* Every method, terminated by a NULL method. */
 extern const struct pmethod pmethods[];

@@ -255,6 +255,11 @@ static const struct pfield turn_start_params_fields[] = {
 	{"approvalPolicy", "AskForApproval?", 0, NULL, NULL},
 	{"approvalsReviewer", "ApprovalsReviewer?", 0, NULL, NULL},
 	{"clientUserMessageId", "string?", 0, NULL, NULL},
+	{"collaborationMode", "CollaborationMode?", 0, NULL,
+		"EXPERIMENTAL - Set a pre-set collaboration mode. Takes precedence over model, "
+		"reasoning_effort, and developer instructions if set.\n\nFor "
+		"`collaboration_mode.settings.developer_instructions`, `null` means \"use the "
+		"built-in instructions for the selected mode\"."},
 	{"cwd", "string?", 0, NULL, NULL},
 	{"disabledPluginIds", "string[]?", 0, NULL, NULL},
 	{"effort", "ReasoningEffort?", 0, NULL, NULL},
@@ -262,6 +267,9 @@ static const struct pfield turn_start_params_fields[] = {
 	{"model", "string?", 0, NULL, NULL},
 	{"outputSchema", "any", 0, NULL, "A JSON Schema for the final answer of this turn only."},
 	{"parentTurnId", "string?", 0, NULL, NULL},
+	{"permissions", "string?", 0, NULL,
+		"Select a named permissions profile id for this turn and subsequent turns. Cannot be "
+		"combined with `sandboxPolicy`."},
 	{"personality", "Personality?", 0, NULL, NULL},
 	{"rootTurnId", "string?", 0, NULL, NULL},
 	{"sandboxPolicy", "SandboxPolicy?", 0, NULL, NULL},

@@ -10,6 +10,7 @@ const struct rpc_method *const api_methods[] = {
 	api_initialize_methods,
 	api_command_exec_methods,
 	api_config_methods,
+	api_config_requirements_methods,
 	api_turn_methods,
 	api_thread_methods,
 	api_thread_read_methods,

@@ -18,10 +18,11 @@
 #include "api.h"
 #include "session.h"
 #include "thread.h"
+#include "api/settings/thread_settings.h"
 #include "turn.h"
-#include "agent/approval/approval_rules.h"
 #include "config/config.h"
 #include "config/home.h"
+#include "config/permissions.h"
 #include "protocol/buf.h"
 #include "protocol/version.h"
 #include "protocol/xmalloc.h"
@@ -36,7 +37,9 @@ struct thread_slot {
 	void (*free_fn)(void *);
 	int unsubscribed;
 	struct session *s;
-	ev_timer idle; /* unsubscribed: unload once idle this long (thread/closed) */
+	ev_timer idle;	/* unsubscribed: unload once idle this long (thread/closed) */
+	char *profile;	/* the permission profile the thread runs under, or NULL */
+	json_t *policy; /* its wire policy (permissions_policy), what the commands run under */
 };
 
 #define THREAD_IDLE_UNLOAD 1800.0    /* seconds, as upstream's 30 minutes */
@@ -105,6 +108,27 @@ thread_api_set_agent(struct session *s, const char *id, void *agent, void (*free
 	(void)s;
 	sl->agent = agent;
 	sl->free_fn = free_fn;
+}
+
+json_t *
+thread_api_policy(struct session *s, const char *id)
+{
+	struct thread_slot *sl = thread_slot(id, 0);
+
+	(void)s;
+	return sl != NULL ? sl->policy : NULL;
+}
+
+/* Remember the profile (borrowed) and policy (stolen) a thread runs under. */
+static void
+thread_slot_set_profile(const char *id, const char *profile, json_t *policy)
+{
+	struct thread_slot *sl = thread_slot(id, 1);
+
+	free(sl->profile);
+	json_decref(sl->policy);
+	sl->profile = profile != NULL ? xstrdup(profile) : NULL;
+	sl->policy = policy;
 }
 
 void *
@@ -185,6 +209,8 @@ thread_slot_free(struct thread_slot *sl)
 	TAILQ_REMOVE(&thread_slots, sl, entry);
 	if (agent != NULL && sl->free_fn != NULL)
 		sl->free_fn(agent);
+	free(sl->profile);
+	json_decref(sl->policy);
 	free(sl);
 }
 
@@ -233,75 +259,6 @@ thread_api_notify(struct session *s, const char *id, const char *method, json_t 
 	rpc_notify(s->rpc, method, params);
 }
 
-/* The wire SandboxPolicy of a sandbox mode, with config.toml's workspace-write settings. */
-static json_t *
-thread_sandbox_policy(const char *mode)
-{
-	const struct config *cfg = config_cache_get();
-	json_t *roots;
-
-	if (mode != NULL && strcmp(mode, "danger-full-access") == 0)
-		return json_pack("{s:s}", "type", "dangerFullAccess");
-	if (mode == NULL || strcmp(mode, "workspace-write") != 0)
-		return json_pack("{s:s, s:b}", "type", "readOnly", "networkAccess", 0);
-	roots = config_get(cfg, "sandbox_workspace_write.writable_roots");
-	roots = json_is_array(roots) ? json_deep_copy(roots) : json_array();
-	return json_pack("{s:s, s:o, s:b, s:b, s:b}", "type", "workspaceWrite", "writableRoots",
-		roots, "networkAccess",
-		json_is_true(config_get(cfg, "sandbox_workspace_write.network_access")),
-		"excludeTmpdirEnvVar",
-		json_is_true(config_get(cfg, "sandbox_workspace_write.exclude_tmpdir_env_var")),
-		"excludeSlashTmp",
-		json_is_true(config_get(cfg, "sandbox_workspace_write.exclude_slash_tmp")));
-}
-
-/*
- * The permission profile upstream names as active: its built-in `:read-only` when the
- * sandbox is the implicit default (neither the request, its `config`, nor config.toml chose a
- * sandbox mode), else none (a legacy sandbox mode was chosen and no profile produced it).
- */
-static int
-thread_profile_implicit(const json_t *params)
-{
-	const struct config *cfg = config_cache_get();
-	const json_t *cfgo = json_object_get(params, "config");
-
-	if (json_string_value(json_object_get(params, "sandbox")) != NULL ||
-		json_string_value(json_object_get(cfgo, "sandbox_mode")) != NULL)
-		return 0;
-	return config_error(cfg) != NULL ||
-		json_string_value(config_get(cfg, "sandbox_mode")) == NULL;
-}
-
-/*
- * start, resume and fork's result around a Thread (stolen), members in upstream's order.
- * disabledPluginIds, runtimeWorkspaceRoots, activePermissionProfile and multiAgentMode are
- * experimental in upstream's schema, yet it sends them to every client: so do we, with the
- * values it sends for what we support (no plugins, the cwd as the one workspace root,
- * multiAgentMode fixed at explicitRequestOnly).
- */
-static json_t *
-thread_result(struct store_thread *t, json_t *thread, int implicit_profile)
-{
-	const struct thread_meta *m = store_thread_meta(t);
-	json_t *ap = store_thread_approval(t);
-	const char *cwd = m->cwd != NULL ? m->cwd : "/";
-	json_t *sandbox = thread_sandbox_policy(store_thread_sandbox(t)), *profile = json_null();
-
-	if (implicit_profile &&
-		strcmp(json_string_value(json_object_get(sandbox, "type")), "readOnly") == 0)
-		profile = json_pack("{s:s, s:n}", "id", ":read-only", "extends");
-	return json_pack("{s:o, s:s, s:s, s:n, s:[], s:s, s:[s], s:[], s:o, s:s, s:o, s:o, s:s?, "
-			 "s:s}",
-		"thread", thread, "model",
-		m->model != NULL ? m->model : config_model(config_cache_get()), "modelProvider",
-		m->model_provider != NULL ? m->model_provider : "", "serviceTier",
-		"disabledPluginIds", "cwd", cwd, "runtimeWorkspaceRoots", cwd, "instructionSources",
-		"approvalPolicy", ap != NULL ? json_incref(ap) : json_string("on-request"),
-		"approvalsReviewer", "user", "sandbox", sandbox, "activePermissionProfile", profile,
-		"reasoningEffort", m->effort, "multiAgentMode", "explicitRequestOnly");
-}
-
 /* A string param, or NULL. */
 static const char *
 thread_str(const json_t *params, const char *key)
@@ -310,97 +267,45 @@ thread_str(const json_t *params, const char *key)
 }
 
 /*
- * The settings of start / resume / fork from the request; with defaults (start) the ones not
- * given come from config.toml. cwd_buf holds a relative cwd made absolute.
+ * start, resume and fork's result around a Thread (stolen), members in upstream's order.
+ * disabledPluginIds, runtimeWorkspaceRoots, activePermissionProfile and multiAgentMode are
+ * experimental in upstream's schema, yet it sends them to every client: so do we, with the
+ * values it sends for what we support (no plugins, the cwd as the one workspace root,
+ * multiAgentMode fixed at explicitRequestOnly). A thread running a permission profile
+ * reports it and its sandbox as upstream projects it; otherwise `active` (stolen,
+ * thread_active_profile's) stands while the thread's sandbox is the read-only one it implies.
  */
-static void
-thread_params(struct session *s, json_t *params, int defaults, struct store_params *p,
-	char cwd_buf[PATH_MAX])
+static json_t *
+thread_result(struct store_thread *t, json_t *thread, const struct config *cfg, json_t *active)
 {
-	const struct config *cfg = config_cache_get();
-	const char *cwd = thread_str(params, "cwd");
-	json_t *ap = json_object_get(params, "approvalPolicy");
-	json_t *cfgo = json_object_get(params, "config");
+	const struct thread_meta *m = store_thread_meta(t);
+	struct thread_slot *sl = thread_slot(store_thread_id(t), 0);
+	json_t *ap = store_thread_approval(t);
+	const char *cwd = m->cwd != NULL ? m->cwd : "/";
+	json_t *sandbox, *profile = active;
 
-	memset(p, 0, sizeof *p);
-	p->model = thread_str(params, "model");
-	p->model_provider = thread_str(params, "modelProvider");
-	p->approval_policy = json_is_null(ap) ? NULL : ap;
-	p->sandbox = thread_str(params, "sandbox");
-	p->base_instructions = thread_str(params, "baseInstructions");
-	p->developer_instructions = thread_str(params, "developerInstructions");
-	p->approvals_reviewer = thread_str(params, "approvalsReviewer");
-	p->ephemeral = json_is_true(json_object_get(params, "ephemeral"));
-	p->originator = s->originator;
-	if (cwd != NULL && cwd[0] != '/' && getcwd(cwd_buf, PATH_MAX) != NULL) {
-		size_t n = strlen(cwd_buf);
-
-		snprintf(cwd_buf + n, PATH_MAX - n, "/%s", cwd);
-		cwd = cwd_buf;
-	}
-	p->cwd = cwd;
-	/*
-	 * resume and fork: what a thread runs with when neither the request nor a loaded thread
-	 * says is config.toml's (or the thread's `config`) approval policy and sandbox, as start.
-	 */
-	if (config_error(cfg) == NULL) {
-		p->default_approval_policy = config_get(cfg, "approval_policy");
-		p->default_sandbox = json_string_value(config_get(cfg, "sandbox_mode"));
-	}
-	if (json_object_get(cfgo, "approval_policy") != NULL)
-		p->default_approval_policy = json_object_get(cfgo, "approval_policy");
-	if (thread_str(cfgo, "sandbox_mode") != NULL)
-		p->default_sandbox = thread_str(cfgo, "sandbox_mode");
-	if (!defaults)
-		return;
-	/* `config`: overrides of config.toml keys for this thread (those a thread keeps). */
-	if (p->model == NULL)
-		p->model = thread_str(cfgo, "model");
-	if (p->model_provider == NULL)
-		p->model_provider = thread_str(cfgo, "model_provider");
-	if (p->approval_policy == NULL && json_object_get(cfgo, "approval_policy") != NULL)
-		p->approval_policy = json_object_get(cfgo, "approval_policy");
-	if (p->sandbox == NULL)
-		p->sandbox = thread_str(cfgo, "sandbox_mode");
-	if (p->effort == NULL)
-		p->effort = thread_str(cfgo, "model_reasoning_effort");
-	if (p->model == NULL)
-		p->model = json_string_value(config_get(cfg, "model")) != NULL
-			? json_string_value(config_get(cfg, "model"))
-			: config_model(cfg);
-	if (p->model_provider == NULL)
-		p->model_provider = config_provider_id(cfg);
-	if (p->approval_policy == NULL && config_error(cfg) == NULL)
-		p->approval_policy = config_get(cfg, "approval_policy");
-	if (p->sandbox == NULL && config_error(cfg) == NULL)
-		p->sandbox = json_string_value(config_get(cfg, "sandbox_mode"));
-	if (p->sandbox == NULL)
-		p->sandbox = "read-only";
-	if (p->cwd == NULL && getcwd(cwd_buf, PATH_MAX) != NULL)
-		p->cwd = cwd_buf;
-}
-
-/* Settings that came from `config` or config.toml are checked as the params are. */
-static int
-thread_check(const struct store_params *p, char **cause)
-{
-	struct approval_policy pol;
-	const char *const modes[] = {p->sandbox, p->default_sandbox};
-
-	if (p->approval_policy != NULL &&
-		approval_policy_parse(p->approval_policy, &pol, cause) != 0)
-		return -1;
-	if (p->default_approval_policy != NULL &&
-		approval_policy_parse(p->default_approval_policy, &pol, cause) != 0)
-		return -1;
-	for (size_t i = 0; i < nitems(modes); i++)
-		if (modes[i] != NULL && strcmp(modes[i], "read-only") != 0 &&
-			strcmp(modes[i], "workspace-write") != 0 &&
-			strcmp(modes[i], "danger-full-access") != 0) {
-			*cause = xasprintf("unknown sandbox mode `%s`", modes[i]);
-			return -1;
+	if (sl != NULL && sl->policy != NULL) {
+		sandbox = permissions_legacy(sl->policy);
+		json_decref(profile);
+		profile = json_pack("{s:s, s:s?}", "id", sl->profile, "extends",
+			permissions_is_builtin(sl->profile)
+				? NULL
+				: permissions_extends(cfg, sl->profile));
+	} else {
+		sandbox = thread_settings_sandbox(cfg, store_thread_sandbox(t));
+		if (strcmp(json_string_value(json_object_get(sandbox, "type")), "readOnly") != 0) {
+			json_decref(profile);
+			profile = json_null();
 		}
-	return 0;
+	}
+	return json_pack("{s:o, s:s, s:s, s:n, s:[], s:s, s:[s], s:[], s:o, s:s, s:o, s:o, s:s?, "
+			 "s:s}",
+		"thread", thread, "model", m->model != NULL ? m->model : config_model(cfg),
+		"modelProvider", m->model_provider != NULL ? m->model_provider : "", "serviceTier",
+		"disabledPluginIds", "cwd", cwd, "runtimeWorkspaceRoots", cwd, "instructionSources",
+		"approvalPolicy", ap != NULL ? json_incref(ap) : json_string("on-request"),
+		"approvalsReviewer", "user", "sandbox", sandbox, "activePermissionProfile", profile,
+		"reasoningEffort", m->effort, "multiAgentMode", "explicitRequestOnly");
 }
 
 static void
@@ -409,8 +314,11 @@ thread_start(struct session *s, struct rpc_req *req, json_t *params)
 	struct store *st;
 	struct store_params p;
 	struct store_thread *t;
+	struct config *own = NULL;
+	const struct config *cfg;
+	const char *profile;
 	char cwd[PATH_MAX], *cause = NULL;
-	json_t *thread;
+	json_t *thread, *policy = NULL;
 	int r;
 
 	if ((st = thread_api_store(s, &cause)) == NULL) {
@@ -418,29 +326,36 @@ thread_start(struct session *s, struct rpc_req *req, json_t *params)
 		free(cause);
 		return;
 	}
-	thread_params(s, params, 1, &p, cwd);
-	if (thread_check(&p, &cause) != 0) {
+	cfg = (own = thread_settings_config(params, 1)) != NULL ? own : config_cache_get();
+	thread_settings_params(s, cfg, params, 1, &p, cwd);
+	if (thread_settings_permissions(cfg, params, 1, &p, &profile, &policy, &cause) != 0 ||
+		thread_settings_check(&p, &cause) != 0) {
 		rpc_reply_error(req, RPC_INVALID_REQUEST, cause, NULL);
-		free(cause);
-		return;
+		goto out;
 	}
 	if (p.approval_policy == NULL)
 		p.approval_policy = json_string("on-request"); /* freed below: not the config's */
 	else
 		json_incref(p.approval_policy);
-	if ((r = store_create(st, &p, &t, &cause)) != 0) {
-		json_decref(p.approval_policy);
-		thread_api_error(req, r, cause, NULL);
-		free(cause);
-		return;
-	}
+	r = store_create(st, &p, &t, &cause);
 	json_decref(p.approval_policy);
+	if (r != 0) {
+		thread_api_error(req, r, cause, NULL);
+		goto out;
+	}
+	if (policy != NULL)
+		thread_slot_set_profile(store_thread_id(t), profile, json_incref(policy));
 	thread = store_thread_json(t, NULL);
 	thread_api_subscribe(s, store_thread_id(t), 1);
-	rpc_reply(req, thread_result(t, json_incref(thread), thread_profile_implicit(params)));
+	rpc_reply(req,
+		thread_result(t, json_incref(thread), cfg, thread_settings_active(cfg, params)));
 	rpc_notify(s->rpc, "thread/started", json_pack("{s:o}", "thread", thread));
 	turn_api_thread_opened(s, store_thread_id(t));
 	skills_api_thread_opened(s, t);
+out:
+	free(cause);
+	json_decref(policy);
+	config_free(own);
 }
 
 static int
@@ -501,7 +416,7 @@ struct thread_resume {
 	struct session *s;
 	struct rpc_req *req;
 	char id[40];
-	int implicit_profile; /* thread_profile_implicit of the request */
+	json_t *active; /* thread_active_profile of the request */
 };
 
 static void
@@ -519,11 +434,12 @@ thread_resume_read_cb(
 		thread_api_error(x->req, r != 0 ? r : -ENOENT, gone != NULL ? gone : cause, NULL);
 		free(gone);
 		json_decref(thread);
+		json_decref(x->active);
 		free(x);
 		return;
 	}
 	/* thread_result's members without the thread, which goes first as text */
-	rest = thread_result(t, json_null(), x->implicit_profile);
+	rest = thread_result(t, json_null(), config_cache_get(), x->active);
 	json_object_del(rest, "thread");
 	thread_api_reply_thread(x->req, thread, turns, turns_len, rest);
 	free(x);
@@ -532,33 +448,44 @@ thread_resume_read_cb(
 		malloc_trim(0);
 }
 
+/*
+ * thread/resume. A thread already loaded keeps its settings, whatever the request says (a
+ * bad profile name included), as upstream does; one loaded now takes the named profile.
+ */
 static void
 thread_resume(struct session *s, struct rpc_req *req, json_t *params)
 {
-	const char *id = thread_str(params, "threadId");
+	const char *id = thread_str(params, "threadId"), *profile;
 	struct store *st;
 	struct store_params p;
 	struct store_thread *t;
 	struct thread_resume *x;
+	struct config *own = NULL;
+	const struct config *cfg;
 	char cwd[PATH_MAX], *cause = NULL;
-	int r;
+	json_t *policy = NULL;
+	int r, loaded;
 
 	if ((st = thread_api_store(s, &cause)) == NULL) {
 		thread_api_error(req, -EIO, cause, NULL);
 		free(cause);
 		return;
 	}
-	thread_params(s, params, 0, &p, cwd);
-	if (thread_check(&p, &cause) != 0) {
+	loaded = thread_api_loaded(s, id) != NULL;
+	cfg = (own = thread_settings_config(params, 0)) != NULL ? own : config_cache_get();
+	thread_settings_params(s, cfg, params, 0, &p, cwd);
+	if (thread_settings_permissions(
+		    cfg, params, loaded ? -1 : 0, &p, &profile, &policy, &cause) != 0 ||
+		thread_settings_check(&p, &cause) != 0) {
 		rpc_reply_error(req, RPC_INVALID_REQUEST, cause, NULL);
-		free(cause);
-		return;
+		goto out;
 	}
 	if ((r = store_resume(st, id, &p, &t, &cause)) != 0) {
 		thread_api_error(req, r, cause, NULL);
-		free(cause);
-		return;
+		goto out;
 	}
+	if (!loaded && policy != NULL)
+		thread_slot_set_profile(store_thread_id(t), profile, json_incref(policy));
 	thread_api_subscribe(s, store_thread_id(t), 1);
 	rpc_notify(s->rpc, "thread/status/changed",
 		json_pack("{s:s, s:o}", "threadId", store_thread_id(t), "status",
@@ -568,20 +495,28 @@ thread_resume(struct session *s, struct rpc_req *req, json_t *params)
 	x = xcalloc(1, sizeof *x);
 	x->s = s;
 	x->req = req;
-	x->implicit_profile = thread_profile_implicit(params);
+	x->active = thread_settings_active(cfg, params);
 	snprintf(x->id, sizeof x->id, "%s", store_thread_id(t));
 	store_read_async(st, x->id, !json_is_true(json_object_get(params, "excludeTurns")),
 		thread_resume_read_cb, x);
+out:
+	free(cause);
+	json_decref(policy);
+	config_free(own);
 }
 
+/* thread/fork: the new thread takes the named profile. */
 static void
 thread_fork(struct session *s, struct rpc_req *req, json_t *params)
 {
 	struct store *st;
 	struct store_params p;
 	struct store_thread *t;
+	struct config *own = NULL;
+	const struct config *cfg;
+	const char *profile;
 	char cwd[PATH_MAX], *cause = NULL;
-	json_t *thread, *turns = NULL;
+	json_t *thread, *turns = NULL, *policy = NULL;
 	int r;
 
 	if ((st = thread_api_store(s, &cause)) == NULL) {
@@ -589,30 +524,37 @@ thread_fork(struct session *s, struct rpc_req *req, json_t *params)
 		free(cause);
 		return;
 	}
-	thread_params(s, params, 0, &p, cwd);
-	if (thread_check(&p, &cause) != 0) {
+	cfg = (own = thread_settings_config(params, 0)) != NULL ? own : config_cache_get();
+	thread_settings_params(s, cfg, params, 0, &p, cwd);
+	if (thread_settings_permissions(cfg, params, 0, &p, &profile, &policy, &cause) != 0 ||
+		thread_settings_check(&p, &cause) != 0) {
 		rpc_reply_error(req, RPC_INVALID_REQUEST, cause, NULL);
-		free(cause);
-		return;
+		goto out;
 	}
 	if ((r = store_fork(st, thread_str(params, "threadId"), thread_str(params, "lastTurnId"),
 		     &p, &t, &cause)) != 0) {
 		thread_api_error(req, r, cause, NULL);
-		free(cause);
-		return;
+		goto out;
 	}
 	if (!json_is_true(json_object_get(params, "excludeTurns")) &&
 		(turns = store_thread_turns(t, &cause)) == NULL) {
 		free(cause);
 		cause = NULL;
 	}
+	if (policy != NULL)
+		thread_slot_set_profile(store_thread_id(t), profile, json_incref(policy));
 	thread = store_thread_json(t, turns);
 	thread_api_subscribe(s, store_thread_id(t), 1);
-	rpc_reply(req, thread_result(t, json_incref(thread), thread_profile_implicit(params)));
+	rpc_reply(req,
+		thread_result(t, json_incref(thread), cfg, thread_settings_active(cfg, params)));
 	json_object_set_new(thread, "turns", json_array());
 	rpc_notify(s->rpc, "thread/started", json_pack("{s:o}", "thread", thread));
 	turn_api_thread_opened(s, store_thread_id(t));
 	skills_api_thread_opened(s, t);
+out:
+	free(cause);
+	json_decref(policy);
+	config_free(own);
 }
 
 const struct rpc_method api_thread_methods[] = {

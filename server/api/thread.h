@@ -24,6 +24,8 @@ void thread_api_set_agent(
 	struct session *s, const char *thread_id, void *agent, void (*free_fn)(void *));
 /* The pointer set for a loaded thread, or NULL. */
 void *thread_api_agent(struct session *s, const char *thread_id);
+/* The permission profile's wire policy a loaded thread runs under (borrowed), or NULL. */
+json_t *thread_api_policy(struct session *s, const char *thread_id);
 /* Whether this connection still wants the thread's turn notifications (thread/unsubscribe). */
 int thread_api_subscribed(struct session *s, const char *thread_id);
 /* Forget a loaded thread: its agent first (a running turn ends), then the store's side. */

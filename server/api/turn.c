@@ -120,7 +120,10 @@ turn_thread_get(struct session *s, const char *id)
 	tt->effort = m->effort != NULL ? xstrdup(m->effort) : NULL;
 	ap = store_thread_approval(st);
 	tt->approval_policy = ap != NULL ? json_incref(ap) : json_string("on-request");
-	tt->sandbox_policy = turn_policy_of_mode(store_thread_sandbox(st));
+	/* a thread started with a permission profile runs under the profile itself */
+	tt->sandbox_policy = thread_api_policy(s, id) != NULL
+		? json_incref(thread_api_policy(s, id))
+		: turn_policy_of_mode(store_thread_sandbox(st));
 	ac.loop = s->loop;
 	ac.http = http_default();
 	ac.q = s->q;

@@ -1,8 +1,10 @@
 /*
- * Configuration loading (config.h). Two layers, highest precedence first: the session flags
- * (-c overrides) and the user file $CODEX_HOME/config.toml. Each layer is checked on its own
- * against upstream's Config schema (our protocol tables) and the provider rules below; a layer
- * that fails is dropped whole and its problem reported. The merged tree is a deep merge:
+ * Configuration loading (config.h). Layers, highest precedence first: the session flags
+ * (-c overrides), the project layers of a cwd when one is given (config_project.c: each
+ * `.codex/config.toml` between the cwd and its project root, deepest first, those of trusted
+ * projects only) and the user file $CODEX_HOME/config.toml. The user layer and the flags are
+ * checked against upstream's Config schema (our protocol tables) and the provider rules below; a
+ * layer that fails is dropped whole and its problem reported. The merged tree is a deep merge:
  * tables merge key by key, anything else is replaced.
  */
 #include <errno.h>
@@ -212,29 +214,30 @@ config_warn(struct config *c, const char *summary, const char *details, const ch
 	json_array_append_new(c->warnings, w);
 }
 
-/* Read the user file into c->user; a missing file is an empty table. */
-static void
-config_read_file(struct config *c)
+/*
+ * A TOML file's table: {} when the file is absent; NULL when it cannot be read or does not
+ * parse, with *error ("path: why" or "path:line:col: why", heap) and *pos.
+ */
+json_t *
+config_file_read(const char *path, struct toml_pos *pos, char **error)
 {
 	char *text = NULL, *cause = NULL;
 	struct stat st;
+	json_t *t = NULL;
 	ssize_t n;
 	size_t len = 0;
 	int fd;
 
-	c->user = json_object();
-	if ((fd = open(c->path, O_RDONLY | O_CLOEXEC)) < 0) {
-		if (errno != ENOENT) {
-			c->error = xasprintf("%s: %s", c->path, strerror(errno));
-			c->error_in_file = 1;
-		}
-		return;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		if (errno == ENOENT)
+			return json_object();
+		*error = xasprintf("%s: %s", path, strerror(errno));
+		return NULL;
 	}
 	if (fstat(fd, &st) != 0 || st.st_size > TOML_MAX_INPUT) {
-		c->error = xasprintf("%s: larger than %d bytes", c->path, TOML_MAX_INPUT);
-		c->error_in_file = 1;
+		*error = xasprintf("%s: larger than %d bytes", path, TOML_MAX_INPUT);
 		close(fd);
-		return;
+		return NULL;
 	}
 	text = xmalloc((size_t)st.st_size + 1);
 	while (len < (size_t)st.st_size &&
@@ -247,19 +250,33 @@ config_read_file(struct config *c)
 		len += (size_t)n;
 	}
 	close(fd);
-	json_decref(c->user);
-	if ((c->user = toml_parse(text, len, &c->pos, &cause)) == NULL) {
-		c->error = xasprintf("%s:%s", c->path, cause);
+	if ((t = toml_parse(text, len, pos, &cause)) == NULL)
+		*error = xasprintf("%s:%s", path, cause);
+	free(cause);
+	free(text);
+	return t;
+}
+
+/* Read the user file into c->user; a missing file is an empty table. */
+static void
+config_read_file(struct config *c)
+{
+	if ((c->user = config_file_read(c->path, &c->pos, &c->error)) == NULL) {
 		c->error_in_file = 1;
 		c->user = json_object();
 	}
-	free(cause);
-	free(text);
 }
 
 /* Read config.toml, apply the overrides, check both, build the providers. */
 struct config *
 config_load(char **cause)
+{
+	return config_load_cwd(NULL, cause);
+}
+
+/* config_load, with the project layers between cwd and its project root (config_project.c). */
+struct config *
+config_load_cwd(const char *cwd, char **cause)
 {
 	struct config *c = xcalloc(1, sizeof *c);
 	char *home = home_path(), *why = NULL;
@@ -292,7 +309,13 @@ config_load(char **cause)
 		c->flags = json_object();
 	}
 	free(why);
+	if (cwd != NULL)
+		config_project_load(c, cwd);
+	/* lowest precedence first: user, the project layers from the root down, the flags */
 	c->effective = json_deep_copy(c->user);
+	for (size_t i = c->nprojects; i-- > 0;)
+		if (c->projects[i].disabled == NULL)
+			config_merge(c->effective, c->projects[i].config);
 	config_merge(c->effective, c->flags);
 	config_provider_build(c);
 	if (config_provider(c, NULL) == NULL) {
@@ -322,6 +345,7 @@ config_free(struct config *c)
 	json_decref(c->effective);
 	json_decref(c->warnings);
 	free(c->error);
+	config_project_free(c);
 	for (size_t i = 0; i < c->nproviders; i++)
 		config_provider_free(c->providers[i]);
 	free(c->providers);

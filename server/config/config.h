@@ -45,6 +45,12 @@ struct config;
  * returns NULL only for an internal failure, with *cause.
  */
 struct config *config_load(char **cause);
+/*
+ * The same, as seen from cwd (absolute): with the project layers between cwd and its project
+ * root (the nearest folder holding a git `.git`, else cwd itself), those of projects
+ * config.toml trusts applied. cwd NULL: config_load.
+ */
+struct config *config_load_cwd(const char *cwd, char **cause);
 void config_free(struct config *c);
 
 /* "path:line:col: message" when the file (or an override) was rejected, else NULL. */

@@ -1,6 +1,8 @@
 /*
  * The config/read result: the effective configuration, the origin of each leaf (which layer
- * set it, with the layer's version "sha256:<hex>" as upstream computes it) and the layers.
+ * set it, with the layer's version "sha256:<hex>" as upstream computes it) and the layers,
+ * highest precedence first: flags, the project layers (deepest first, disabled ones with
+ * their disabledReason), user, system.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +63,14 @@ config_read_origins(
 	path[len] = '\0';
 }
 
+/* A project layer's {name, version} (new reference). */
+static json_t *
+config_read_project_meta(const struct config_project *p)
+{
+	return json_pack("{s:{s:s, s:s}, s:o}", "name", "type", "project", "dotCodexFolder", p->dir,
+		"version", config_read_version(p->config));
+}
+
 /* The config/read result, or NULL when the configuration was rejected. */
 json_t *
 config_read_result(const struct config *c, int include_layers, char **cause)
@@ -79,6 +89,14 @@ config_read_result(const struct config *c, int include_layers, char **cause)
 	flags_meta = json_pack("{s:{s:s}, s:o}", "name", "type", "sessionFlags", "version",
 		config_read_version(c->flags));
 	config_read_origins(origins, c->user, path, 0, user_meta);
+	/* lowest precedence first, so a deeper layer's origin replaces a shallower one's */
+	for (size_t i = c->nprojects; i-- > 0;)
+		if (c->projects[i].disabled == NULL) {
+			json_t *meta = config_read_project_meta(&c->projects[i]);
+
+			config_read_origins(origins, c->projects[i].config, path, 0, meta);
+			json_decref(meta);
+		}
 	config_read_origins(origins, c->flags, path, 0, flags_meta);
 	r = json_pack("{s:O, s:o}", "config", c->effective, "origins", origins);
 	if (include_layers) {
@@ -89,6 +107,15 @@ config_read_result(const struct config *c, int include_layers, char **cause)
 					json_object_get(flags_meta, "name"), "version",
 					json_object_get(flags_meta, "version"), "config",
 					c->flags));
+		for (size_t i = 0; i < c->nprojects; i++) {
+			json_t *l = config_read_project_meta(&c->projects[i]);
+
+			json_object_set(l, "config", c->projects[i].config);
+			if (c->projects[i].disabled != NULL)
+				json_object_set_new(
+					l, "disabledReason", json_string(c->projects[i].disabled));
+			json_array_append_new(layers, l);
+		}
 		json_array_append_new(layers,
 			json_pack("{s:O, s:O, s:O}", "name", json_object_get(user_meta, "name"),
 				"version", json_object_get(user_meta, "version"), "config",

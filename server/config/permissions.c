@@ -334,3 +334,70 @@ permissions_active(const struct config *c, const char *named, int sandbox)
 	ext = permissions_is_builtin(id) ? NULL : permissions_extends(c, id);
 	return json_pack("{s:s, s:s?}", "id", id, "extends", ext);
 }
+
+int
+permissions_thread(const struct config *c, const char *named, int sandbox, const char **id,
+	json_t **policy, char **cause)
+{
+	*id = named;
+	*policy = NULL;
+	if (named == NULL && sandbox)
+		return 0;
+	if (named == NULL) {
+		if (permissions_check_default(c, cause) != 0)
+			return -1;
+		if ((*id = permissions_default(c)) == NULL)
+			return 0; /* the implicit :read-only: the legacy read-only sandbox */
+	}
+	return (*policy = permissions_policy(c, *id, cause)) != NULL ? 0 : -1;
+}
+
+/* Whether a managed profile's entries give access `acc` to the special path `kind`. */
+static int
+permissions_entry_is(const json_t *e, const char *kind, const char *acc)
+{
+	const json_t *p = json_object_get(e, "path");
+
+	return json_is_string(json_object_get(p, "type")) &&
+		strcmp(json_string_value(json_object_get(p, "type")), "special") == 0 &&
+		strcmp(json_string_value(json_object_get(json_object_get(p, "value"), "kind")),
+			kind) == 0 &&
+		strcmp(json_string_value(json_object_get(e, "access")), acc) == 0;
+}
+
+json_t *
+permissions_legacy(const json_t *policy)
+{
+	const char *type = json_string_value(json_object_get(policy, "type"));
+	const json_t *fs = json_object_get(policy, "fileSystem"), *e;
+	json_t *roots;
+	int net, write = 0, tmpdir = 0, slash_tmp = 0;
+	size_t i;
+
+	if (type == NULL || strcmp(type, "managed") != 0)
+		return json_deep_copy(policy); /* a built-in's: already a SandboxPolicy */
+	net = json_is_string(json_object_get(policy, "network")) &&
+		strcmp(json_string_value(json_object_get(policy, "network")), "enabled") == 0;
+	if (strcmp(json_string_value(json_object_get(fs, "type")), "unrestricted") == 0)
+		return json_pack("{s:s}", "type", "dangerFullAccess");
+	roots = json_array();
+	json_array_foreach(json_object_get(fs, "entries"), i, e)
+	{
+		if (strcmp(json_string_value(json_object_get(e, "access")), "write") != 0)
+			continue;
+		write = 1;
+		tmpdir |= permissions_entry_is(e, "tmpdir", "write");
+		slash_tmp |= permissions_entry_is(e, "slash_tmp", "write");
+		if (strcmp(json_string_value(json_object_get(json_object_get(e, "path"), "type")),
+			    "path") == 0)
+			json_array_append(
+				roots, json_object_get(json_object_get(e, "path"), "path"));
+	}
+	if (!write) {
+		json_decref(roots);
+		return json_pack("{s:s, s:b}", "type", "readOnly", "networkAccess", net);
+	}
+	return json_pack("{s:s, s:o, s:b, s:b, s:b}", "type", "workspaceWrite", "writableRoots",
+		roots, "networkAccess", net, "excludeTmpdirEnvVar", !tmpdir, "excludeSlashTmp",
+		!slash_tmp);
+}

@@ -51,4 +51,23 @@ json_t *permissions_policy(const struct config *c, const char *id, char **cause)
  */
 json_t *permissions_active(const struct config *c, const char *named, int sandbox);
 
+/*
+ * The profile a thread runs under (thread/start, resume, fork): `named` (the request's
+ * `permissions`) when given; else none when a sandbox mode was chosen (`sandbox`: by the
+ * request, its `config` or config.toml); else default_permissions, refused as upstream when
+ * profiles are defined without it; else none (the implicit :read-only, run as the legacy
+ * read-only sandbox). 0 with *id (borrowed, or NULL: none) and *policy (permissions_policy's,
+ * new reference, or NULL), or -1 with upstream's message in *cause.
+ */
+int permissions_thread(const struct config *c, const char *named, int sandbox, const char **id,
+	json_t **policy, char **cause);
+
+/*
+ * The SandboxPolicy a thread answer reports for a profile's wire policy (new reference), as
+ * upstream projects it: unrestricted files -> dangerFullAccess; any write access ->
+ * workspaceWrite (its explicit writable paths, network, /tmp and $TMPDIR excluded unless
+ * writable); else readOnly. What the thread runs under stays the profile itself.
+ */
+json_t *permissions_legacy(const json_t *policy);
+
 #endif

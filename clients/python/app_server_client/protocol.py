@@ -775,6 +775,8 @@ class ThreadStartParams(TypedDict, total=False):
     model: Optional[str]
     modelProvider: Optional[str]
     personality: Optional["Personality"]
+    #: Named profile id for this thread. Cannot be combined with `sandbox`.
+    permissions: Optional[str]
     sandbox: Optional["SandboxMode"]
     serviceName: Optional[str]
     serviceTier: Optional[str]
@@ -939,6 +941,8 @@ class ThreadResumeParams(TypedDict, total=False):
     model: Optional[str]
     modelProvider: Optional[str]
     personality: Optional["Personality"]
+    #: Named profile id for the resumed thread. Cannot be combined with `sandbox`.
+    permissions: Optional[str]
     sandbox: Optional["SandboxMode"]
     serviceTier: Optional[str]
     threadId: Required[str]
@@ -993,6 +997,8 @@ class ThreadForkParams(TypedDict, total=False):
     lastTurnId: Optional[str]
     model: Optional[str]
     modelProvider: Optional[str]
+    #: Named profile id for the forked thread. Cannot be combined with `sandbox`.
+    permissions: Optional[str]
     sandbox: Optional["SandboxMode"]
     serviceTier: Optional[str]
     threadId: Required[str]
@@ -1764,6 +1770,10 @@ class TurnStartParams(TypedDict, total=False):
     approvalPolicy: Optional["AskForApproval"]
     approvalsReviewer: Optional["ApprovalsReviewer"]
     clientUserMessageId: Optional[str]
+    #: EXPERIMENTAL - Set a pre-set collaboration mode. Takes precedence over model, reasoning_effort, and developer instructions if set.
+    #:
+    #: For `collaboration_mode.settings.developer_instructions`, `null` means "use the built-in instructions for the selected mode".
+    collaborationMode: Optional["CollaborationMode"]
     cwd: Optional[str]
     disabledPluginIds: Optional[List[str]]
     effort: Optional["ReasoningEffort"]
@@ -1773,6 +1783,8 @@ class TurnStartParams(TypedDict, total=False):
     #: A JSON Schema for the final answer of this turn only.
     outputSchema: JsonValue
     parentTurnId: Optional[str]
+    #: Select a named permissions profile id for this turn and subsequent turns. Cannot be combined with `sandboxPolicy`.
+    permissions: Optional[str]
     personality: Optional["Personality"]
     rootTurnId: Optional[str]
     sandboxPolicy: Optional["SandboxPolicy"]
@@ -2452,6 +2464,191 @@ class ThreadGoalClearedNotification(TypedDict, total=False):
     threadId: Required[str]
 
 
+class ConfigRequirementsReadResponse(TypedDict, total=False):
+    #: Null if no requirements are configured (e.g. no requirements.toml/MDM entries).
+    requirements: Optional["ConfigRequirements"]
+    #: Whether Fast and Ultra Fast requirements are enforced independently. Older servers omit this field and use Fast mode as a shared speed gate.
+    supportsIndependentSpeedModes: Optional[bool]
+
+
+class ConfigRequirements(TypedDict, total=False):
+    additionalDeveloperInstructions: Optional[str]
+    allowAppshots: Optional[bool]
+    allowBrowserAndComputerUse: Optional[bool]
+    allowLoginShell: Optional[bool]
+    allowManagedHooksOnly: Optional[bool]
+    allowRemoteControl: Optional[bool]
+    allowedApprovalPolicies: Optional[List["AskForApproval"]]
+    #: Effective login methods after managed, forced-login, and workspace restrictions. An empty list permits no login method. Older servers may omit this field.
+    allowedLoginMethods: Optional[List["ForcedLoginMethod"]]
+    allowedPermissionProfiles: Optional[Dict[str, bool]]
+    allowedSandboxModes: Optional[List["SandboxMode"]]
+    allowedWebSearchModes: Optional[List["WebSearchMode"]]
+    allowedWindowsSandboxImplementations: Optional[List["WindowsSandboxImplementation"]]
+    autoReview: Optional["AutoReviewRequirements"]
+    browserUse: Optional["BrowserUseRequirements"]
+    chatgptBaseUrl: Optional[str]
+    checkForUpdateOnStartup: Optional[bool]
+    cliAuthCredentialsStore: Optional["CliAuthCredentialsStoreMode"]
+    computerUse: Optional["ComputerUseRequirements"]
+    defaultPermissions: Optional[str]
+    enforceResidency: Optional["ResidencyRequirement"]
+    featureRequirements: Optional[Dict[str, bool]]
+    feedback: Optional["FeedbackRequirements"]
+    inAppBrowser: Optional["InAppBrowserRequirements"]
+    logDir: Optional[str]
+    modelCatalogJson: Optional[str]
+    #: Exact provider selection required by managed policy.
+    modelProvider: Optional[str]
+    #: Complete required provider definitions, using config.toml field names.
+    modelProviders: Optional[Dict[str, JsonValue]]
+    models: Optional["ModelsRequirements"]
+    otel: Optional["OtelRequirements"]
+    sqliteHome: Optional[str]
+
+
+class AutoReviewRequirements(TypedDict, total=False):
+    ignoreRules: Optional[List[str]]
+    requiredOnModels: Optional[List[str]]
+
+
+class BrowserUseRequirements(TypedDict, total=False):
+    allowGlobalPersistentApproval: Optional[bool]
+    allowHistoryAccess: Optional[bool]
+    allowWebmcp: Optional[bool]
+    defaultOriginPolicy: Optional["BrowserUseOriginPolicy"]
+    disableAutoReview: Optional[bool]
+    extension: Optional["BrowserUseExtensionRequirements"]
+    origins: Optional[Dict[str, "BrowserUseOriginPolicy"]]
+
+
+class BrowserUseExtensionRequirements(TypedDict, total=False):
+    requestHeaders: Optional[List["RequestHeader"]]
+
+
+class RequestHeader(TypedDict, total=False):
+    name: Required[str]
+    value: Required[str]
+
+
+class BrowserUseOriginPolicy(TypedDict, total=False):
+    access: Optional["AllowDenyRequirement"]
+    accessApprovalLifetime: Optional["BrowserUseAccessApprovalLifetime"]
+    autoReview: Optional["AllowDenyRequirement"]
+    downloads: Optional["AllowDenyRequirement"]
+    fullCdpAccess: Optional["AllowDenyRequirement"]
+    persistentApproval: Optional[bool]
+    uploads: Optional["AllowDenyRequirement"]
+
+
+BrowserUseAccessApprovalLifetime: TypeAlias = Literal["turn", "thread"]
+
+
+CliAuthCredentialsStoreMode: TypeAlias = Literal["file", "keyring", "auto", "ephemeral"]
+
+
+class ComputerUseRequirements(TypedDict, total=False):
+    allowLockedComputerUse: Optional[bool]
+    allowPersistentApproval: Optional[bool]
+    defaultAppAccess: Optional["AllowDenyRequirement"]
+    macos: Optional["ComputerUseMacosRequirements"]
+    windows: Optional["ComputerUseWindowsRequirements"]
+
+
+class ComputerUseMacosRequirements(TypedDict, total=False):
+    bundleIds: Optional[Dict[str, "AllowDenyRequirement"]]
+
+
+class ComputerUseWindowsRequirements(TypedDict, total=False):
+    aumids: Optional[Dict[str, "AllowDenyRequirement"]]
+    exes: Optional[List["ComputerUseWindowsExeRequirement"]]
+
+
+class ComputerUseWindowsExeRequirement(TypedDict, total=False):
+    access: Required["AllowDenyRequirement"]
+    binaryName: Optional[str]
+    productName: Required[str]
+    publisherName: Required[str]
+
+
+class FeedbackRequirements(TypedDict, total=False):
+    enabled: Optional[bool]
+
+
+class InAppBrowserRequirements(TypedDict, total=False):
+    allowExternalBrowserSettingsImport: Optional[bool]
+
+
+class ModelsRequirements(TypedDict, total=False):
+    newThread: Optional["NewThreadModelDefaults"]
+
+
+class NewThreadModelDefaults(TypedDict, total=False):
+    model: Optional[str]
+    modelReasoningEffort: Optional["ReasoningEffort"]
+    serviceTier: Optional[str]
+
+
+class OtelRequirements(TypedDict, total=False):
+    environment: Optional[str]
+    exporter: Optional["OtelExporter"]
+    log_agent_responses: Optional[bool]
+    log_guardian_assessments: Optional[bool]
+    log_sse_deltas: Optional[bool]
+    log_user_prompt: Optional[bool]
+    metrics_exporter: Optional["OtelExporter"]
+    span_attributes: Optional[Dict[str, str]]
+    tool_result: Optional["OtelToolResultLogConfig"]
+    trace_exporter: Optional["OtelExporter"]
+    tracestate: Optional[Dict[str, Dict[str, str]]]
+
+
+class OtelExporterOtlpHttpOtlpHttp(TypedDict, total=False):
+    endpoint: Required[str]
+    headers: Required[Dict[str, str]]
+    protocol: Required["OtelHttpProtocol"]
+    tls: Union["OtelTlsConfig", None]
+
+
+OtelExporterOtlpHttp = TypedDict("OtelExporterOtlpHttp", {
+    "otlp-http": Required["OtelExporterOtlpHttpOtlpHttp"],
+}, total=False)
+
+
+class OtelExporterOtlpGrpcOtlpGrpc(TypedDict, total=False):
+    endpoint: Required[str]
+    headers: Required[Dict[str, str]]
+    tls: Union["OtelTlsConfig", None]
+
+
+OtelExporterOtlpGrpc = TypedDict("OtelExporterOtlpGrpc", {
+    "otlp-grpc": Required["OtelExporterOtlpGrpcOtlpGrpc"],
+}, total=False)
+
+
+OtelExporter: TypeAlias = Union[Literal["none", "statsig"], "OtelExporterOtlpHttp", "OtelExporterOtlpGrpc"]
+
+
+OtelHttpProtocol: TypeAlias = Literal["binary", "json"]
+
+
+OtelTlsConfig = TypedDict("OtelTlsConfig", {
+    "ca-certificate": Optional[str],
+    "client-certificate": Optional[str],
+    "client-private-key": Optional[str],
+}, total=False)
+
+
+class OtelToolResultLogConfig(TypedDict, total=False):
+    max_bytes: Required[int]
+
+
+ResidencyRequirement: TypeAlias = Literal["us"]
+
+
+WindowsSandboxImplementation: TypeAlias = Literal["elevated", "unelevated", "mxc"]
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -2476,6 +2673,7 @@ CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "thread/goal/get": ("ThreadGoalGetParams", "ThreadGoalGetResponse"),
     "thread/goal/set": ("ThreadGoalSetParams", "ThreadGoalSetResponse"),
     "thread/goal/clear": ("ThreadGoalClearParams", "ThreadGoalClearResponse"),
+    "configRequirements/read": (None, "ConfigRequirementsReadResponse"),
     "account/rateLimits/read": (None, None),
     "fs/readFile": ("FsReadFileParams", "FsReadFileResponse"),
     "fs/writeFile": ("FsWriteFileParams", "FsWriteFileResponse"),
@@ -2645,6 +2843,10 @@ class RequestMethods:
     def thread_goal_clear(self, params: ThreadGoalClearParams) -> ThreadGoalClearResponse:
         """Remove a loaded thread's goal."""
         return self.request("thread/goal/clear", params)
+
+    def config_requirements_read(self) -> ConfigRequirementsReadResponse:
+        """What requirements.toml imposes: none read here, so null, as upstream without one."""
+        return self.request("configRequirements/read", None)
 
     def account_rate_limits_read(self) -> Any:
         """Rate limits of a ChatGPT login; without one, upstream's -32600."""
@@ -2871,6 +3073,10 @@ class AsyncRequestMethods:
     async def thread_goal_clear(self, params: ThreadGoalClearParams) -> ThreadGoalClearResponse:
         """Remove a loaded thread's goal."""
         return await self.request("thread/goal/clear", params)
+
+    async def config_requirements_read(self) -> ConfigRequirementsReadResponse:
+        """What requirements.toml imposes: none read here, so null, as upstream without one."""
+        return await self.request("configRequirements/read", None)
 
     async def account_rate_limits_read(self) -> Any:
         """Rate limits of a ChatGPT login; without one, upstream's -32600."""

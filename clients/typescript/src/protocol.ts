@@ -991,6 +991,10 @@ export type ThreadStartParams = {
   model?: string | null;
   modelProvider?: string | null;
   personality?: Personality | null;
+  /**
+   * Named profile id for this thread. Cannot be combined with `sandbox`.
+   */
+  permissions?: string | null;
   sandbox?: SandboxMode | null;
   serviceName?: string | null;
   serviceTier?: string | null;
@@ -1126,6 +1130,10 @@ export type ThreadResumeParams = {
   model?: string | null;
   modelProvider?: string | null;
   personality?: Personality | null;
+  /**
+   * Named profile id for the resumed thread. Cannot be combined with `sandbox`.
+   */
+  permissions?: string | null;
   sandbox?: SandboxMode | null;
   serviceTier?: string | null;
   threadId: string;
@@ -1185,6 +1193,10 @@ export type ThreadForkParams = {
   lastTurnId?: string | null;
   model?: string | null;
   modelProvider?: string | null;
+  /**
+   * Named profile id for the forked thread. Cannot be combined with `sandbox`.
+   */
+  permissions?: string | null;
   sandbox?: SandboxMode | null;
   serviceTier?: string | null;
   threadId: string;
@@ -1662,6 +1674,12 @@ export type TurnStartParams = {
   approvalPolicy?: AskForApproval | null;
   approvalsReviewer?: ApprovalsReviewer | null;
   clientUserMessageId?: string | null;
+  /**
+   * EXPERIMENTAL - Set a pre-set collaboration mode. Takes precedence over model, reasoning_effort, and developer instructions if set.
+   *
+   * For `collaboration_mode.settings.developer_instructions`, `null` means "use the built-in instructions for the selected mode".
+   */
+  collaborationMode?: CollaborationMode | null;
   cwd?: string | null;
   disabledPluginIds?: Array<string> | null;
   effort?: ReasoningEffort | null;
@@ -1675,6 +1693,10 @@ export type TurnStartParams = {
    */
   outputSchema?: JsonValue;
   parentTurnId?: string | null;
+  /**
+   * Select a named permissions profile id for this turn and subsequent turns. Cannot be combined with `sandboxPolicy`.
+   */
+  permissions?: string | null;
   personality?: Personality | null;
   rootTurnId?: string | null;
   sandboxPolicy?: SandboxPolicy | null;
@@ -2440,6 +2462,174 @@ export type ThreadGoalClearedNotification = {
   threadId: string;
 };
 
+export type ConfigRequirementsReadResponse = {
+  /**
+   * Null if no requirements are configured (e.g. no requirements.toml/MDM entries).
+   */
+  requirements?: ConfigRequirements | null;
+  /**
+   * Whether Fast and Ultra Fast requirements are enforced independently. Older servers omit this field and use Fast mode as a shared speed gate.
+   */
+  supportsIndependentSpeedModes?: boolean | null;
+};
+
+export type ConfigRequirements = {
+  additionalDeveloperInstructions?: string | null;
+  allowAppshots?: boolean | null;
+  allowBrowserAndComputerUse?: boolean | null;
+  allowLoginShell?: boolean | null;
+  allowManagedHooksOnly?: boolean | null;
+  allowRemoteControl?: boolean | null;
+  allowedApprovalPolicies?: Array<AskForApproval> | null;
+  /**
+   * Effective login methods after managed, forced-login, and workspace restrictions. An empty list permits no login method. Older servers may omit this field.
+   */
+  allowedLoginMethods?: Array<ForcedLoginMethod> | null;
+  allowedPermissionProfiles?: { [key in string]?: boolean } | null;
+  allowedSandboxModes?: Array<SandboxMode> | null;
+  allowedWebSearchModes?: Array<WebSearchMode> | null;
+  allowedWindowsSandboxImplementations?: Array<WindowsSandboxImplementation> | null;
+  autoReview?: AutoReviewRequirements | null;
+  browserUse?: BrowserUseRequirements | null;
+  chatgptBaseUrl?: string | null;
+  checkForUpdateOnStartup?: boolean | null;
+  cliAuthCredentialsStore?: CliAuthCredentialsStoreMode | null;
+  computerUse?: ComputerUseRequirements | null;
+  defaultPermissions?: string | null;
+  enforceResidency?: ResidencyRequirement | null;
+  featureRequirements?: { [key in string]?: boolean } | null;
+  feedback?: FeedbackRequirements | null;
+  inAppBrowser?: InAppBrowserRequirements | null;
+  logDir?: string | null;
+  modelCatalogJson?: string | null;
+  /**
+   * Exact provider selection required by managed policy.
+   */
+  modelProvider?: string | null;
+  /**
+   * Complete required provider definitions, using config.toml field names.
+   */
+  modelProviders?: { [key in string]?: JsonValue } | null;
+  models?: ModelsRequirements | null;
+  otel?: OtelRequirements | null;
+  sqliteHome?: string | null;
+};
+
+export type AutoReviewRequirements = {
+  ignoreRules?: Array<string> | null;
+  requiredOnModels?: Array<string> | null;
+};
+
+export type BrowserUseRequirements = {
+  allowGlobalPersistentApproval?: boolean | null;
+  allowHistoryAccess?: boolean | null;
+  allowWebmcp?: boolean | null;
+  defaultOriginPolicy?: BrowserUseOriginPolicy | null;
+  disableAutoReview?: boolean | null;
+  extension?: BrowserUseExtensionRequirements | null;
+  origins?: { [key in string]?: BrowserUseOriginPolicy } | null;
+};
+
+export type BrowserUseExtensionRequirements = {
+  requestHeaders?: Array<RequestHeader> | null;
+};
+
+export type RequestHeader = {
+  name: string;
+  value: string;
+};
+
+export type BrowserUseOriginPolicy = {
+  access?: AllowDenyRequirement | null;
+  accessApprovalLifetime?: BrowserUseAccessApprovalLifetime | null;
+  autoReview?: AllowDenyRequirement | null;
+  downloads?: AllowDenyRequirement | null;
+  fullCdpAccess?: AllowDenyRequirement | null;
+  persistentApproval?: boolean | null;
+  uploads?: AllowDenyRequirement | null;
+};
+
+export type BrowserUseAccessApprovalLifetime = "turn" | "thread";
+
+export type CliAuthCredentialsStoreMode = "file" | "keyring" | "auto" | "ephemeral";
+
+export type ComputerUseRequirements = {
+  allowLockedComputerUse?: boolean | null;
+  allowPersistentApproval?: boolean | null;
+  defaultAppAccess?: AllowDenyRequirement | null;
+  macos?: ComputerUseMacosRequirements | null;
+  windows?: ComputerUseWindowsRequirements | null;
+};
+
+export type ComputerUseMacosRequirements = {
+  bundleIds?: { [key in string]?: AllowDenyRequirement } | null;
+};
+
+export type ComputerUseWindowsRequirements = {
+  aumids?: { [key in string]?: AllowDenyRequirement } | null;
+  exes?: Array<ComputerUseWindowsExeRequirement> | null;
+};
+
+export type ComputerUseWindowsExeRequirement = {
+  access: AllowDenyRequirement;
+  binaryName?: string | null;
+  productName: string;
+  publisherName: string;
+};
+
+export type FeedbackRequirements = {
+  enabled?: boolean | null;
+};
+
+export type InAppBrowserRequirements = {
+  allowExternalBrowserSettingsImport?: boolean | null;
+};
+
+export type ModelsRequirements = {
+  newThread?: NewThreadModelDefaults | null;
+};
+
+export type NewThreadModelDefaults = {
+  model?: string | null;
+  modelReasoningEffort?: ReasoningEffort | null;
+  serviceTier?: string | null;
+};
+
+export type OtelRequirements = {
+  environment?: string | null;
+  exporter?: OtelExporter | null;
+  log_agent_responses?: boolean | null;
+  log_guardian_assessments?: boolean | null;
+  log_sse_deltas?: boolean | null;
+  log_user_prompt?: boolean | null;
+  metrics_exporter?: OtelExporter | null;
+  span_attributes?: { [key in string]?: string } | null;
+  tool_result?: OtelToolResultLogConfig | null;
+  trace_exporter?: OtelExporter | null;
+  tracestate?: { [key in string]?: { [key in string]?: string } } | null;
+};
+
+export type OtelExporter =
+  | "none" | "statsig"
+  | { otlp-http: { endpoint: string; headers: { [key in string]?: string }; protocol: OtelHttpProtocol; tls?: OtelTlsConfig | null } }
+  | { otlp-grpc: { endpoint: string; headers: { [key in string]?: string }; tls?: OtelTlsConfig | null } };
+
+export type OtelHttpProtocol = "binary" | "json";
+
+export type OtelTlsConfig = {
+  ca-certificate?: string | null;
+  client-certificate?: string | null;
+  client-private-key?: string | null;
+};
+
+export type OtelToolResultLogConfig = {
+  max_bytes: number;
+};
+
+export type ResidencyRequirement = "us";
+
+export type WindowsSandboxImplementation = "elevated" | "unelevated" | "mxc";
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -2463,6 +2653,7 @@ export type ClientRequest =
   | { method: "thread/goal/get"; id: RequestId; params: ThreadGoalGetParams }
   | { method: "thread/goal/set"; id: RequestId; params: ThreadGoalSetParams }
   | { method: "thread/goal/clear"; id: RequestId; params: ThreadGoalClearParams }
+  | { method: "configRequirements/read"; id: RequestId }
   | { method: "account/rateLimits/read"; id: RequestId }
   | { method: "fs/readFile"; id: RequestId; params: FsReadFileParams }
   | { method: "fs/writeFile"; id: RequestId; params: FsWriteFileParams }
@@ -2618,6 +2809,10 @@ export interface ClientRequestMap {
    * Remove a loaded thread's goal.
    */
   "thread/goal/clear": { params: ThreadGoalClearParams; result: ThreadGoalClearResponse };
+  /**
+   * What requirements.toml imposes: none read here, so null, as upstream without one.
+   */
+  "configRequirements/read": { params: undefined; result: ConfigRequirementsReadResponse };
   /**
    * Rate limits of a ChatGPT login; without one, upstream's -32600.
    */

@@ -23,6 +23,11 @@ static const char *const shape_exceptions[][2] = {
 	{"ThreadStartResponse", "experimental members upstream always sends (issue 23)"},
 	{"ThreadResumeResponse", "experimental members upstream always sends (issue 23)"},
 	{"ThreadForkResponse", "experimental members upstream always sends (issue 23)"},
+	/* experimental params members real clients send (experimentalApi), gated by rpc_gate */
+	{"ThreadStartParams", "experimental member `permissions` (issue 23)"},
+	{"ThreadResumeParams", "experimental member `permissions` (issue 23)"},
+	{"ThreadForkParams", "experimental member `permissions` (issue 23)"},
+	{"TurnStartParams", "experimental members `permissions`, `collaborationMode` (issue 23)"},
 	{"CollaborationModeListParams", "experimental upstream: not in its stable schema"},
 	{"CollaborationModeListResponse", "experimental upstream: not in its stable schema"},
 	{"CollaborationModeMask", "experimental upstream: not in its stable schema"},

@@ -9,13 +9,13 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "api.h"
+#include "api/api.h"
 #include "config/home.h"
 #include "io/log.h"
-#include "model_catalog.h"
-#include "profiles.h"
+#include "api/model_catalog.h"
+#include "api/profiles.h"
 #include "rpc/rpc.h"
-#include "session.h"
+#include "api/session.h"
 #include "protocol/xmalloc.h"
 
 /* Every model of a provider: upstream's bundled catalogue, hidden ones included. */
@@ -54,16 +54,18 @@ config_api_model_list(struct session *s, struct rpc_req *req, json_t *params)
 	config_free(c);
 }
 
-/* config/read: the effective configuration, origins and layers. */
+/* config/read: the effective configuration, origins and layers (with a cwd's projects). */
 static void
 config_api_read(struct session *s, struct rpc_req *req, json_t *params)
 {
 	int layers = json_is_true(json_object_get(params, "includeLayers"));
+	const char *cwd = json_string_value(json_object_get(params, "cwd"));
 	struct config *c;
 	char *cause = NULL;
 	json_t *result;
 
-	if ((c = config_load(&cause)) == NULL) {
+	/* upstream reads project layers for the `cwd` given only, never the daemon's own */
+	if ((c = config_load_cwd(cwd, &cause)) == NULL) {
 		rpc_reply_errorf(req, RPC_INTERNAL_ERROR, "%s", cause);
 		free(cause);
 		return;
