@@ -24,6 +24,18 @@ struct ts {
 	char *cause;
 };
 
+/* A property name: bare when it is an identifier, else quoted ("otlp-http"). */
+static void
+ts_key(struct ts *ts, const char *name)
+{
+	int ident = name[0] != '\0' && !(name[0] >= '0' && name[0] <= '9');
+
+	for (const char *c = name; ident && *c != '\0'; c++)
+		ident = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			(*c >= '0' && *c <= '9') || *c == '_' || *c == '$';
+	fprintf(ts->f, ident ? "%s" : "\"%s\"", name);
+}
+
 static void
 ts_tree(struct ts *ts, const struct type_expr *t)
 {
@@ -129,7 +141,9 @@ ts_json_object(struct ts *ts, const json_t *s)
 
 			required |= r != NULL && strcmp(r, name) == 0;
 		}
-		fprintf(ts->f, "%s%s%s: ", sep, name, required ? "" : "?");
+		fputs(sep, ts->f);
+		ts_key(ts, name);
+		fprintf(ts->f, "%s: ", required ? "" : "?");
 		ts_json(ts, v);
 		sep = "; ";
 	}
@@ -213,7 +227,9 @@ ts_fields(struct ts *ts, const struct pfield *f, const char *indent)
 {
 	for (; f != NULL && f->name != NULL; f++) {
 		ts_doc(ts, f->doc, indent);
-		fprintf(ts->f, "%s%s%s: ", indent, f->name, (f->flags & PF_REQ) ? "" : "?");
+		fputs(indent, ts->f);
+		ts_key(ts, f->name);
+		fprintf(ts->f, "%s: ", (f->flags & PF_REQ) ? "" : "?");
 		ts_type(ts, f->type);
 		fputs(";\n", ts->f);
 	}

@@ -2611,15 +2611,15 @@ export type OtelRequirements = {
 
 export type OtelExporter =
   | "none" | "statsig"
-  | { otlp-http: { endpoint: string; headers: { [key in string]?: string }; protocol: OtelHttpProtocol; tls?: OtelTlsConfig | null } }
-  | { otlp-grpc: { endpoint: string; headers: { [key in string]?: string }; tls?: OtelTlsConfig | null } };
+  | { "otlp-http": { endpoint: string; headers: { [key in string]?: string }; protocol: OtelHttpProtocol; tls?: OtelTlsConfig | null } }
+  | { "otlp-grpc": { endpoint: string; headers: { [key in string]?: string }; tls?: OtelTlsConfig | null } };
 
 export type OtelHttpProtocol = "binary" | "json";
 
 export type OtelTlsConfig = {
-  ca-certificate?: string | null;
-  client-certificate?: string | null;
-  client-private-key?: string | null;
+  "ca-certificate"?: string | null;
+  "client-certificate"?: string | null;
+  "client-private-key"?: string | null;
 };
 
 export type OtelToolResultLogConfig = {

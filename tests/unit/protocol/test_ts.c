@@ -87,10 +87,24 @@ test_table_kinds(void **state)
 	assert_null(strstr(ts, "= string | { [key in string]?: JsonValue };"));
 }
 
+/* A property name that is not an identifier is quoted (otherwise tsc refuses the file). */
+static void
+test_quoted_keys(void **state)
+{
+	char *got = decl("OtelTlsConfig");
+
+	assert_non_null(strstr(got, "\n  \"ca-certificate\"?: string | null;"));
+	free(got);
+	got = decl("OtelExporter");
+	assert_non_null(strstr(got, "{ \"otlp-http\": {"));
+	free(got);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_quoted_keys),
 		cmocka_unit_test(test_raw_oneof_alias),
 		cmocka_unit_test(test_raw_scalar_alias),
 		cmocka_unit_test(test_table_kinds),
