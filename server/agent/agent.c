@@ -71,6 +71,7 @@ agent_free(struct agent *a)
 {
 	if (a == NULL)
 		return;
+	agent_review_cancel(a); /* a review/start waiting for git is answered */
 	if (a->turn != NULL)
 		agent_turn_interrupt(a->turn); /* reported as usual */
 	/* Now, not from the loop: every process dies, every disk job finishes. */
@@ -122,6 +123,17 @@ agent_set_history(struct agent *a, json_t *items)
 	agent_history_clear(a);
 	json_array_foreach(items, i, it) agent_history_add(a, json_incref(it));
 	json_decref(items);
+}
+
+/*
+ * Keep a Responses item of the history in the rollout, where a resume reads it back; a
+ * reviewer's own conversation is not the thread's history (agent_review.c).
+ */
+void
+agent_record_response(struct agent *a, json_t *item)
+{
+	if (a->c.thread != NULL && !agent_review_private(a))
+		store_append_response_item(a->c.thread, item);
 }
 
 /* Forget the history. */
@@ -306,6 +318,7 @@ agent_turn_free(struct agent_turn *t)
 	json_decref(t->reasoning.summary);
 	json_decref(t->reasoning.content);
 	diff_turn_free(t->diffs);
+	agent_review_free(t->review);
 	free(t);
 }
 
@@ -324,6 +337,7 @@ agent_end(struct agent_turn *t)
 	/* exec_command sessions die with the turn: their items complete before done. */
 	agent_shell_kill_all(a);
 	agent_set_waiting(t, 0);
+	agent_review_end(t, st); /* a review's results join the history, before the turn ends */
 	if (a->c.thread != NULL)
 		store_turn_end(a->c.thread,
 			st == AGENT_COMPLETED	     ? STORE_TURN_COMPLETED
@@ -390,6 +404,7 @@ agent_advance(struct agent_turn *t)
 	}
 	if (t->phase == PHASE_MODEL && t->need_model && t->req == NULL) {
 		t->need_model = 0;
+		agent_review_begin(t); /* a review: the reviewer's history from now on */
 		if (agent_model_request(t, &cause) != 0) {
 			agent_fail(t,
 				json_pack("{s:s, s:s}", "message",
@@ -421,7 +436,7 @@ agent_turn_copy(struct agent_turn *t, const struct agent_turn_opts *o)
 }
 
 /* A new turn, registered with the rollout; NULL with *cause. */
-static struct agent_turn *
+struct agent_turn *
 agent_turn_new(struct agent *a, const struct agent_turn_opts *o, const struct agent_sink *sink,
 	void *arg, char **cause)
 {

@@ -133,6 +133,23 @@ void agent_approval(struct agent *a, long long token, json_t *result);
 /* The output queue drained: resume tool output paused by its congestion. */
 void agent_resume(struct agent *a);
 
+/*
+ * review/start's git step (agent/review/review.h): cb runs once, with the merge base or an
+ * error (also when the agent is freed first). 0, or -1 when a turn or another review is under
+ * way.
+ */
+typedef void (*agent_review_cb)(void *arg, const char *error, const char *merge_base);
+int agent_review_prepare(
+	struct agent *a, const char *cwd, const json_t *target, agent_review_cb cb, void *arg);
+/*
+ * review/start (agent_review.c): a review turn whose reviewer is told prompt, read-only and
+ * without approvals whatever o says; 0 or -1 with *cause. Then agent_review_entered reports
+ * its enteredReviewMode item (hint: what is reviewed) before anything else of the turn.
+ */
+int agent_review_start(struct agent *a, const struct agent_turn_opts *o, const char *prompt,
+	const struct agent_sink *sink, void *arg, char **cause);
+void agent_review_entered(struct agent_turn *t, const char *hint);
+
 /* thread/compact/start: compact the history now (as its own turn); 0 or -1 with *cause. */
 int agent_compact_start(struct agent *a, const struct agent_turn_opts *o,
 	const struct agent_sink *sink, void *arg, char **cause);

@@ -27,6 +27,8 @@
 #include "protocol/buf.h"
 #include "thread/rollout/rollout_summary.h"
 
+struct agent_review;
+struct review_git;
 struct model_req;
 struct patch;
 struct shell_snapshot;
@@ -126,8 +128,11 @@ struct agent {
 	int next_session;
 	struct agent_cmd *sessions[AGENT_SESSIONS]; /* exec_command processes alive */
 	struct token_totals total;		    /* the thread's usage so far */
-	struct shell_snapshot *snap; /* the login shell's set-up, for -lc calls (or NULL) */
-	char *collab_last;	     /* the last collaboration mode message given, or NULL */
+	struct shell_snapshot *snap;   /* the login shell's set-up, for -lc calls (or NULL) */
+	char *collab_last;	       /* the last collaboration mode message given, or NULL */
+	struct review_git *review_git; /* review/start's git step (agent_review.c), or NULL */
+	agent_review_cb review_cb;
+	void *review_arg;
 };
 
 struct agent_turn {
@@ -163,11 +168,15 @@ struct agent_turn {
 	struct token_totals last; /* the last response's usage */
 	/* ENDING */
 	int interrupted, failed, ended;
-	json_t *error; /* TurnError of a failed turn */
-	int waiting;   /* the sink was told we wait on the client */
+	json_t *error;		     /* TurnError of a failed turn */
+	int waiting;		     /* the sink was told we wait on the client */
+	struct agent_review *review; /* a review turn's state (agent_review.c), or NULL */
 };
 
 /* agent.c */
+struct agent_turn *agent_turn_new(struct agent *a, const struct agent_turn_opts *o,
+	const struct agent_sink *sink, void *arg, char **cause);
+void agent_record_response(struct agent *a, json_t *item);
 void agent_kick(struct agent_turn *t);
 void agent_worker_post(struct agent *a, void (*run)(void *), void (*done)(void *), void *arg);
 void agent_worker_done(struct agent *a);
@@ -179,6 +188,12 @@ void agent_item_start(struct agent_turn *t, json_t *item, int64_t started_ms);
 void agent_item_complete(struct agent_turn *t, json_t *item, int64_t started_ms);
 int64_t agent_now_ms(void);
 void agent_set_waiting(struct agent_turn *t, int waiting);
+/* agent_review.c: the reviewer's own history replaces the thread's from begin to end */
+void agent_review_begin(struct agent_turn *t);
+void agent_review_end(struct agent_turn *t, enum agent_status st);
+int agent_review_private(const struct agent *a);
+void agent_review_free(struct agent_review *r);
+void agent_review_cancel(struct agent *a);
 /* agent_history.c */
 void agent_history_load(struct agent *a);
 /* agent_model.c */

@@ -277,8 +277,7 @@ agent_response_done(struct agent_turn *t, const struct model_event *ev)
 		/* Reasoning goes back to the model without its id, as upstream sends it. */
 		if (strcmp(json_string_value(json_object_get(copy, "type")), "reasoning") == 0)
 			json_object_del(copy, "id");
-		if (a->c.thread != NULL)
-			store_append_response_item(a->c.thread, copy);
+		agent_record_response(a, copy);
 		agent_history_add(a, copy);
 	}
 	json_array_clear(t->response_items);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "agent_int.h"
+#include "agent/review/review.h"
 #include "model/model.h"
 #include "protocol/base64.h"
 #include "protocol/xmalloc.h"
@@ -203,10 +204,12 @@ agent_prompt_input(struct agent_turn *t)
 	json_t *in = json_array(), *docs;
 	char *skills;
 
+	/* A review's reviewer has the review rubric instead (agent_review.c). */
 	json_array_append_new(in,
 		agent_text_message("developer",
-			a->c.base_instructions != NULL ? a->c.base_instructions
-						       : agent_base_instructions));
+			t->review != NULL			 ? review_instructions
+				: a->c.base_instructions != NULL ? a->c.base_instructions
+								 : agent_base_instructions));
 	if (a->c.developer_instructions != NULL && *a->c.developer_instructions != '\0')
 		json_array_append_new(
 			in, agent_text_message("developer", a->c.developer_instructions));

@@ -26,8 +26,7 @@ agent_tool_output(struct agent_turn *t, const char *call_id, int custom, const c
 		custom ? "custom_tool_call_output" : "function_call_output", "call_id",
 		call_id != NULL ? call_id : "", "output", text);
 
-	if (t->a->c.thread != NULL)
-		store_append_response_item(t->a->c.thread, item);
+	agent_record_response(t->a, item);
 	agent_history_add(t->a, item);
 }
 
@@ -170,8 +169,7 @@ agent_steer_flush(struct agent_turn *t)
 		agent_item_start(t, item, now);
 		agent_item_complete(t, item, now);
 		json_decref(item);
-		if (t->a->c.thread != NULL)
-			store_append_response_item(t->a->c.thread, user);
+		agent_record_response(t->a, user);
 		agent_history_add(t->a, user);
 	}
 	free(cause);

@@ -1,7 +1,7 @@
 /*
- * turn/start, turn/steer, turn/interrupt and thread/compact/start: where JSON-RPC meets the
- * agent loop (agent/agent.h). Each loaded thread gets a struct turn_thread in its agent slot
- * (thread.h): the agent, and the settings turn/start's overrides change for every later turn
+ * turn/start, turn/steer, turn/interrupt, thread/compact/start and review/start: where JSON-RPC
+ * meets the agent loop (agent/agent.h). Each loaded thread gets a struct turn_thread in its agent
+ * slot (thread.h): the agent, and the settings turn/start's overrides change for every later turn
  * (cwd, model, effort, summary, approval and sandbox policies). What a turn reports goes out
  * through turn_sink.c. Order on the wire, as upstream's: the {turn} answer, then
  * thread/status/changed(active), turn/started, then the turn's items.
@@ -16,6 +16,7 @@
 #include "turn.h"
 #include "agent/agent.h"
 #include "agent/approval/approval_rules.h"
+#include "agent/review/review.h"
 #include "agent/tools/tool_specs.h"
 #include "config/config.h"
 #include "io/http.h"
@@ -47,7 +48,10 @@ turn_thread_free(void *arg)
 
 	if (tt == NULL)
 		return;
-	agent_free(tt->agent); /* a running turn is interrupted and reported first */
+	agent_free(tt->agent);
+	/* a review/start waiting for git is answered first */ /* a running turn is
+								  interrupted and reported
+								  first */
 	if (tt->prev != NULL)
 		tt->prev->next = tt->next;
 	else
@@ -394,7 +398,94 @@ turn_compact(struct session *s, struct rpc_req *req, json_t *params)
 	turn_sink_started(tt);
 }
 
+/*
+ * review/start: a code review as a turn of the thread (agent/agent_review.c). git runs first
+ * (is cwd a repository, a base branch's merge base) as children, the loop never waits; then,
+ * as upstream's order: the {turn, reviewThreadId} answer (its turn holds the hint as a
+ * userMessage), enteredReviewMode, thread/status/changed, turn/started. Delivery is inline
+ * only in 0.169 (the schema refuses "detached"): reviewThreadId is the thread's own id.
+ */
+struct turn_review {
+	struct turn_thread *tt;
+	struct rpc_req *req;
+	json_t *target;
+};
+
+static void
+turn_review_ready(void *arg, const char *error, const char *merge_base)
+{
+	struct turn_review *rv = arg;
+	struct turn_thread *tt = rv->tt;
+	struct agent_turn_opts o;
+	struct agent_turn *t;
+	char *prompt = NULL, *hint = NULL, *cause = NULL;
+	json_t *none = json_array();
+
+	if (error != NULL)
+		cause = xstrdup(error);
+	else if (review_target_text(rv->target, merge_base, &prompt, &hint, &cause) == 0 &&
+		turn_opts(tt, none, NULL, &o, &cause) == 0 &&
+		agent_review_start(tt->agent, &o, prompt, &turn_sink, tt, &cause) == 0) {
+		t = agent_running(tt->agent);
+		turn_sink_begin(tt, agent_turn_id(t));
+		rpc_reply(rv->req,
+			json_pack("{s:{s:s, s:n, s:[{s:s, s:s, s:n, s:[{s:s, s:s, s:[]}], s:n, "
+				  "s:n}], s:s, s:s, s:n, s:n, s:n, s:n}, s:s}",
+				"turn", "id", tt->turn_id, "rootTurnId", "items", "type",
+				"userMessage", "id", tt->turn_id, "clientId", "content", "type",
+				"text", "text", hint, "text_elements", "startedAtMs",
+				"completedAtMs", "itemsView", "notLoaded", "status", "inProgress",
+				"error", "startedAt", "completedAt", "durationMs", "reviewThreadId",
+				tt->id));
+		agent_review_entered(t, hint);
+		turn_sink_started(tt);
+		rv->req = NULL;
+	}
+	if (rv->req != NULL)
+		rpc_reply_error(rv->req, RPC_INVALID_REQUEST,
+			cause != NULL ? cause : "cannot start review", NULL);
+	json_decref(none);
+	json_decref(rv->target);
+	free(rv);
+	free(prompt);
+	free(hint);
+	free(cause);
+}
+
+static void
+turn_review(struct session *s, struct rpc_req *req, json_t *params)
+{
+	const char *id = json_string_value(json_object_get(params, "threadId"));
+	json_t *target = json_object_get(params, "target");
+	struct turn_thread *tt = turn_thread_get(s, id);
+	struct turn_review *rv;
+	char *prompt = NULL, *hint = NULL, *cause = NULL;
+
+	if (tt == NULL) {
+		rpc_reply_errorf(req, RPC_INVALID_REQUEST, "thread not found: %s", id);
+		return;
+	}
+	/* The target's own checks (upstream's words) come before git runs. */
+	if (review_target_text(target, NULL, &prompt, &hint, &cause) != 0) {
+		rpc_reply_error(req, RPC_INVALID_REQUEST, cause, NULL);
+		free(cause);
+		return;
+	}
+	free(prompt);
+	free(hint);
+	rv = xcalloc(1, sizeof *rv);
+	rv->tt = tt;
+	rv->req = req;
+	rv->target = json_incref(target);
+	if (agent_review_prepare(tt->agent, tt->cwd, target, turn_review_ready, rv) != 0) {
+		rpc_reply_error(req, RPC_INVALID_REQUEST, "a turn is already running", NULL);
+		json_decref(rv->target);
+		free(rv);
+	}
+}
+
 const struct rpc_method api_turn_methods[] = {
+	{"review/start", turn_review, 0},
 	{"turn/start", turn_start, 0},
 	{"turn/steer", turn_steer, 0},
 	{"turn/interrupt", turn_interrupt, 0},

@@ -2649,6 +2649,50 @@ ResidencyRequirement: TypeAlias = Literal["us"]
 WindowsSandboxImplementation: TypeAlias = Literal["elevated", "unelevated", "mxc"]
 
 
+class ReviewStartParams(TypedDict, total=False):
+    #: Reviews run inline on the supplied thread. Omit this field or pass `inline`. To review on a separate thread, start a thread first and use its id.
+    delivery: Optional["ReviewDelivery"]
+    target: Required["ReviewTarget"]
+    threadId: Required[str]
+
+
+class ReviewStartResponse(TypedDict, total=False):
+    #: The thread id supplied to `review/start`.
+    reviewThreadId: Required[str]
+    turn: Required["Turn"]
+
+
+class UncommittedChangesReviewTarget(TypedDict, total=False):
+    """Review the working tree: staged, unstaged, and untracked files."""
+    type: Required[Literal["uncommittedChanges"]]
+
+
+class BaseBranchReviewTarget(TypedDict, total=False):
+    """Review changes between the current branch and the given base branch."""
+    type: Required[Literal["baseBranch"]]
+    branch: Required[str]
+
+
+class CommitReviewTarget(TypedDict, total=False):
+    """Review the changes introduced by a specific commit."""
+    type: Required[Literal["commit"]]
+    sha: Required[str]
+    #: Optional human-readable label (e.g., commit subject) for UIs.
+    title: Optional[str]
+
+
+class CustomReviewTarget(TypedDict, total=False):
+    """Arbitrary instructions, equivalent to the old free-form prompt."""
+    type: Required[Literal["custom"]]
+    instructions: Required[str]
+
+
+ReviewTarget: TypeAlias = Union["UncommittedChangesReviewTarget", "BaseBranchReviewTarget", "CommitReviewTarget", "CustomReviewTarget"]
+
+
+ReviewDelivery: TypeAlias = Literal["inline"]
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -2709,6 +2753,7 @@ CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "skills/list": ("SkillsListParams", "SkillsListResponse"),
     "skills/config/write": ("SkillsConfigWriteParams", "SkillsConfigWriteResponse"),
     "skills/extraRoots/set": ("SkillsExtraRootsSetParams", "SkillsExtraRootsSetResponse"),
+    "review/start": ("ReviewStartParams", "ReviewStartResponse"),
 }
 
 CLIENT_NOTIFICATIONS: Dict[str, Optional[str]] = {
@@ -2982,6 +3027,10 @@ class RequestMethods:
     def skills_extra_roots_set(self, params: SkillsExtraRootsSetParams) -> SkillsExtraRootsSetResponse:
         return self.request("skills/extraRoots/set", params)
 
+    def review_start(self, params: ReviewStartParams) -> ReviewStartResponse:
+        """Start a code review as a turn of the thread (inline delivery)."""
+        return self.request("review/start", params)
+
 
 class AsyncRequestMethods:
     """Typed wrappers of request(), one per client request of the protocol."""
@@ -3211,3 +3260,7 @@ class AsyncRequestMethods:
 
     async def skills_extra_roots_set(self, params: SkillsExtraRootsSetParams) -> SkillsExtraRootsSetResponse:
         return await self.request("skills/extraRoots/set", params)
+
+    async def review_start(self, params: ReviewStartParams) -> ReviewStartResponse:
+        """Start a code review as a turn of the thread (inline delivery)."""
+        return await self.request("review/start", params)

@@ -2630,6 +2630,46 @@ export type ResidencyRequirement = "us";
 
 export type WindowsSandboxImplementation = "elevated" | "unelevated" | "mxc";
 
+export type ReviewStartParams = {
+  /**
+   * Reviews run inline on the supplied thread. Omit this field or pass `inline`. To review on a separate thread, start a thread first and use its id.
+   */
+  delivery?: ReviewDelivery | null;
+  target: ReviewTarget;
+  threadId: string;
+};
+
+export type ReviewStartResponse = {
+  /**
+   * The thread id supplied to `review/start`.
+   */
+  reviewThreadId: string;
+  turn: Turn;
+};
+
+export type ReviewTarget =
+  | {
+      type: "uncommittedChanges";
+    }
+  | {
+      type: "baseBranch";
+      branch: string;
+    }
+  | {
+      type: "commit";
+      sha: string;
+      /**
+       * Optional human-readable label (e.g., commit subject) for UIs.
+       */
+      title?: string | null;
+    }
+  | {
+      type: "custom";
+      instructions: string;
+    };
+
+export type ReviewDelivery = "inline";
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -2688,7 +2728,8 @@ export type ClientRequest =
   | { method: "thread/compact/start"; id: RequestId; params: ThreadCompactStartParams }
   | { method: "skills/list"; id: RequestId; params: SkillsListParams }
   | { method: "skills/config/write"; id: RequestId; params: SkillsConfigWriteParams }
-  | { method: "skills/extraRoots/set"; id: RequestId; params: SkillsExtraRootsSetParams };
+  | { method: "skills/extraRoots/set"; id: RequestId; params: SkillsExtraRootsSetParams }
+  | { method: "review/start"; id: RequestId; params: ReviewStartParams };
 
 export type ClientNotification =
   | { method: "initialized" };
@@ -2935,6 +2976,10 @@ export interface ClientRequestMap {
   "skills/list": { params: SkillsListParams; result: SkillsListResponse };
   "skills/config/write": { params: SkillsConfigWriteParams; result: SkillsConfigWriteResponse };
   "skills/extraRoots/set": { params: SkillsExtraRootsSetParams; result: SkillsExtraRootsSetResponse };
+  /**
+   * Start a code review as a turn of the thread (inline delivery).
+   */
+  "review/start": { params: ReviewStartParams; result: ReviewStartResponse };
 }
 
 /** Client-to-server notifications by method: params type. */
