@@ -122,16 +122,14 @@ list_done(void *arg, int cancelled)
 			skills_store(sk, j->abs[i], j->fresh[i]); /* stolen */
 		j->fresh[i] = NULL;
 	}
-	for (size_t i = 0; i < j->n && !cancelled && j->req != NULL; i++)
+	for (size_t i = 0; i < j->n && !cancelled; i++)
 		if ((o = skills_cached(sk, j->abs[i])) != NULL)
 			json_array_append_new(data, skills_entry_json(o, j->given[i]));
-	if (j->req == NULL) /* a warm-up (skills_api_thread_opened): nobody to answer */
-		json_decref(data);
-	else if (cancelled)
+	if (cancelled)
 		rpc_reply_error(j->req, RPC_INTERNAL_ERROR, "skills/list was cancelled", NULL);
 	else
 		rpc_reply(j->req, json_pack("{s:o}", "data", data));
-	if (cancelled && j->req != NULL)
+	if (cancelled)
 		json_decref(data);
 	for (size_t i = 0; i < j->n; i++) {
 		free(j->given[i]);
@@ -278,33 +276,6 @@ skills_changed_cb(void *arg)
 	rpc_notify(s->rpc, "skills/changed", json_object());
 }
 
-/*
- * Scan cwd's skills on the worker now, so that the thread's first turn finds them cached: a
- * turn that found the cache cold would scan on the loop (agent.c needs the section at once).
- */
-static void
-skills_warm(struct session *s, const char *cwd)
-{
-	struct skills *sk = skills_default();
-	struct list_job *j;
-
-	if (skills_cached(sk, cwd) != NULL)
-		return;
-	j = xcalloc(1, sizeof *j);
-	j->s = s;
-	j->n = 1;
-	j->given = xcalloc(1, sizeof *j->given);
-	j->abs = xcalloc(1, sizeof *j->abs);
-	j->fresh = xcalloc(1, sizeof *j->fresh);
-	j->scan = xcalloc(1, 1);
-	j->given[0] = xstrdup(cwd);
-	j->abs[0] = skills_abs(cwd);
-	j->scan[0] = 1;
-	j->env = skills_env_now(sk);
-	if (fs_worker_submit(skills_worker(s), list_run, list_done, j) != 0)
-		list_done(j, 1);
-}
-
 void
 skills_api_thread_opened(struct session *s, struct store_thread *t)
 {
@@ -316,7 +287,6 @@ skills_api_thread_opened(struct session *s, struct store_thread *t)
 		if (k->watch == NULL)
 			k->watch = skills_watch_new(s->loop, skills_changed_cb, s);
 		skills_watch_cwd(k->watch, cwd);
-		skills_warm(s, cwd);
 	}
 	json_decref(thread);
 }
