@@ -203,6 +203,7 @@ void
 store_free(struct store *s)
 {
 	struct store_thread *t;
+	struct store_pending_list *pl;
 
 	if (s == NULL)
 		return;
@@ -214,6 +215,14 @@ store_free(struct store *s)
 	worker_free(s->scan);
 	store_ix_stop(s);
 	worker_free(s->sync);
+	/* Lists still waiting for the index's first build (it never ran: we are closing). */
+	while ((pl = TAILQ_FIRST(&s->pending)) != NULL) {
+		TAILQ_REMOVE(&s->pending, pl, entry);
+		s->npending--;
+		pl->cb(pl->arg, -ECANCELED, NULL,
+			"thread/list was cancelled: the daemon is stopping");
+		store_ix_list_free(pl);
+	}
 	for (size_t i = 0; i < STORE_TURNIDX_CACHE; i++) {
 		free(s->turnidx[i].path);
 		free(s->turnidx[i].v);

@@ -293,7 +293,7 @@ store_ix_state(struct store *s, int degraded, int lost)
 }
 
 /* Free a list job's copy of the params. */
-static void
+void
 store_ix_list_free(struct store_pending_list *l)
 {
 	if (l == NULL)

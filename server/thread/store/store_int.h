@@ -118,6 +118,8 @@ void store_count_write(struct store *s);
 void store_ix_start(struct store *s);
 void store_ix_stop(struct store *s);
 void store_ix_put(struct store *s, const struct thread_meta *m); /* copied */
+/* Free a list waiting in s->pending (its params' copy and itself). */
+void store_ix_list_free(struct store_pending_list *l);
 /* The same for a row a lookup found on disk: written only when the index has none (an
  * existing row keeps its indexed_ms, which a rescan's pruning goes by). */
 void store_ix_put_missing(struct store *s, const struct thread_meta *m);
