@@ -79,6 +79,9 @@ int asc_sync(struct asc *c, int timeout_ms);
 
 /* The handshake with a default clientInfo; asserts a well-formed success. */
 void asc_initialize(struct asc *c);
+/* A daemon on a fresh CODEX_HOME holding config.toml's text, initialized (experimentalApi on
+ * request). */
+struct asc *asc_spawn_config(const char *toml, int experimental);
 
 void asc_close_stdin(struct asc *c);
 /* Close our end of the daemon's stdout: its next write fails with EPIPE. */

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness_int.h"
@@ -363,6 +364,30 @@ asc_sync(struct asc *c, int timeout_ms)
 	json_decref(id);
 	free(ids);
 	return (int)(c->queued - before);
+}
+
+struct asc *
+asc_spawn_config(const char *toml, int experimental)
+{
+	struct asc *c = asc_spawn(NULL);
+	char *path;
+	FILE *f;
+	json_t *r;
+
+	mkdir(asc_codex_home(c), 0700);
+	path = xasprintf("%s/config.toml", asc_codex_home(c));
+	assert_non_null(f = fopen(path, "w"));
+	fputs(toml, f);
+	fclose(f);
+	free(path);
+	r = asc_wait_response(c,
+		asc_request(c, "initialize",
+			json_pack("{s:{s:s, s:s}, s:{s:b}}", "clientInfo", "name", "t", "version",
+				"1", "capabilities", "experimentalApi", experimental)),
+		asc_timeout(5000));
+	asc_assert_result(r);
+	json_decref(r);
+	return c;
 }
 
 /* The handshake with a default clientInfo; asserts a well-formed success. */

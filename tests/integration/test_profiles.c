@@ -38,31 +38,6 @@ static const char profiles_toml[] = "model = \"gpt-5.5\"\n"
 				    "[permissions.dev.filesystem]\n"
 				    "\":workspace_roots\" = \"write\"\n";
 
-/* A daemon on a fresh CODEX_HOME holding toml, initialized (experimentalApi or not). */
-static struct asc *
-spawn_with(const char *toml, int experimental)
-{
-	struct asc *c = asc_spawn(NULL);
-	char *path;
-	FILE *f;
-	json_t *r;
-
-	mkdir(asc_codex_home(c), 0700);
-	path = xasprintf("%s/config.toml", asc_codex_home(c));
-	assert_non_null(f = fopen(path, "w"));
-	fputs(toml, f);
-	fclose(f);
-	free(path);
-	r = asc_wait_response(c,
-		asc_request(c, "initialize",
-			json_pack("{s:{s:s, s:s}, s:{s:b}}", "clientInfo", "name", "t", "version",
-				"1", "capabilities", "experimentalApi", experimental)),
-		asc_timeout(T_REPLY));
-	asc_assert_result(r);
-	json_decref(r);
-	return c;
-}
-
 /* The answer of a request (new reference). */
 static json_t *
 answer(struct asc *c, const char *method, const char *params)
@@ -94,7 +69,7 @@ expect(struct asc *c, const char *method, const char *params, const char *want_t
 static void
 test_permission_profile_list(void **state)
 {
-	struct asc *c = spawn_with(profiles_toml, 1);
+	struct asc *c = asc_spawn_config(profiles_toml, 1);
 
 	(void)state;
 	expect(c, "permissionProfile/list", "{}",
@@ -117,7 +92,7 @@ test_permission_profile_list(void **state)
 		"{\"code\":-32600,\"message\":\"cursor 100 exceeds total permission profiles 5\"}");
 	asc_free(c);
 	/* No config: the built-ins alone, and no experimentalApi needed (a stable method). */
-	c = spawn_with("", 0);
+	c = asc_spawn_config("", 0);
 	expect(c, "permissionProfile/list", "{}",
 		"{\"data\":[" P(":read-only", "null") "," P(":workspace", "null") "," P(
 			":danger-full-access", "null") "],\"nextCursor\":null}");
@@ -133,13 +108,13 @@ test_collaboration_mode_list(void **state)
 	 * answer as unchecked against it (harness_check.c) and the test still checks its text. */
 	(void)state;
 	/* plan_mode_reasoning_effort does not change the presets upstream lists */
-	c = spawn_with("plan_mode_reasoning_effort = \"high\"\n", 1);
+	c = asc_spawn_config("plan_mode_reasoning_effort = \"high\"\n", 1);
 	expect(c, "collaborationMode/list", "{}",
 		"{\"data\":[{\"name\":\"Plan\",\"mode\":\"plan\",\"model\":null,"
 		"\"reasoning_effort\":\"medium\"},{\"name\":\"Default\",\"mode\":\"default\","
 		"\"model\":null,\"reasoning_effort\":null}]}");
 	asc_free(c);
-	c = spawn_with("", 0);
+	c = asc_spawn_config("", 0);
 	expect(c, "collaborationMode/list", "{}",
 		"{\"code\":-32600,\"message\":\"collaborationMode/list requires experimentalApi "
 		"capability\"}");

@@ -41,31 +41,6 @@
 #define SB_FULL	    "{\"type\":\"dangerFullAccess\"}"
 #define AP(id, ext) "{\"id\":\"" id "\",\"extends\":" ext "}"
 
-/* A daemon on a fresh CODEX_HOME holding toml, initialized (experimentalApi or not). */
-static struct asc *
-spawn_with(const char *toml, int experimental)
-{
-	struct asc *c = asc_spawn(NULL);
-	char *path;
-	FILE *f;
-	json_t *r;
-
-	mkdir(asc_codex_home(c), 0700);
-	path = xasprintf("%s/config.toml", asc_codex_home(c));
-	assert_non_null(f = fopen(path, "w"));
-	fputs(toml, f);
-	fclose(f);
-	free(path);
-	r = asc_wait_response(c,
-		asc_request(c, "initialize",
-			json_pack("{s:{s:s, s:s}, s:{s:b}}", "clientInfo", "name", "t", "version",
-				"1", "capabilities", "experimentalApi", experimental)),
-		asc_timeout(T_REPLY));
-	asc_assert_result(r);
-	json_decref(r);
-	return c;
-}
-
 /* The answer of a request whose params are JSON text with "%s" for the daemon's dir. */
 static json_t *
 answer(struct asc *c, const char *method, const char *params)
@@ -122,7 +97,7 @@ test_thread_start_permissions(void **state)
 	struct asc *c;
 
 	(void)state;
-	c = spawn_with("model = \"m\"\n" PROFILES, 1);
+	c = asc_spawn_config("model = \"m\"\n" PROFILES, 1);
 	/* profiles without default_permissions: a start naming neither is refused */
 	expect_error(answer(c, "thread/start", "{\"cwd\":\"%s\"}"),
 		"failed to load configuration: config defines `[permissions]` profiles but does "
@@ -149,7 +124,7 @@ test_thread_start_permissions(void **state)
 	asc_free(c);
 
 	/* default_permissions: the profile of a thread that chose no sandbox mode */
-	c = spawn_with("model = \"m\"\ndefault_permissions = \"ro2\"\n" PROFILES, 1);
+	c = asc_spawn_config("model = \"m\"\ndefault_permissions = \"ro2\"\n" PROFILES, 1);
 	expect_thread(
 		answer(c, "thread/start", "{\"cwd\":\"%s\"}"), SB_RO, AP("ro2", "\":read-only\""));
 	expect_thread(
@@ -166,13 +141,13 @@ test_thread_start_permissions(void **state)
 	asc_free(c);
 
 	/* a sandbox_mode in config.toml: no profile, and profiles without a default are fine */
-	c = spawn_with("model = \"m\"\nsandbox_mode = \"workspace-write\"\n" PROFILES, 1);
+	c = asc_spawn_config("model = \"m\"\nsandbox_mode = \"workspace-write\"\n" PROFILES, 1);
 	expect_thread(
 		answer(c, "thread/start", "{\"cwd\":\"%s\"}"), SB_WS("false", "false"), "null");
 	asc_free(c);
 
 	/* an experimental member: refused without the capability, in upstream's words */
-	c = spawn_with("model = \"m\"\n" PROFILES, 0);
+	c = asc_spawn_config("model = \"m\"\n" PROFILES, 0);
 	expect_error(answer(c, "thread/start", "{\"cwd\":\"%s\",\"permissions\":\"dev\"}"),
 		"thread/start.permissions requires experimentalApi capability");
 	asc_free(c);
