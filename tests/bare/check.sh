@@ -12,7 +12,8 @@ trap 'rm -rf "$t"' EXIT
 fail() { echo "bare-check: FAILED: $*"; exit 1; }
 
 mkdir -p "$t/clone"
-(cd "$t/clone" && BUILD=out APP_SERVER_REFERENCE_NPM=0 sh "$root/scripts/reference.sh" 2>"$t/ref.err") ||
+(cd "$t/clone" && env -u APP_SERVER_REFERENCE_SCHEMA -u APP_SERVER_REFERENCE_ROLLOUTS \
+	BUILD=out APP_SERVER_REFERENCE_NPM=0 sh "$root/scripts/reference.sh" 2>"$t/ref.err") ||
 	fail "scripts/reference.sh exited non-zero"
 env=$t/clone/out/reference.env
 grep -q '^APP_SERVER_NO_REFERENCE=1$' "$env" || fail "no APP_SERVER_NO_REFERENCE=1 in $env"
