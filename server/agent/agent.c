@@ -50,6 +50,9 @@ agent_new(const struct agent_config *c)
 		c->developer_instructions != NULL ? xstrdup(c->developer_instructions) : NULL;
 	buf_init(&a->hist, AGENT_HISTORY_MAX + 2);
 	a->cache = approval_cache_new();
+	if (json_is_array(c->dynamic_tools) && json_array_size(c->dynamic_tools) > 0)
+		a->dynamic_tools = json_deep_copy(c->dynamic_tools);
+	a->c.dynamic_tools = NULL; /* a->dynamic_tools is ours */
 	a->next_session = 1;
 	if (c->thread != NULL) {
 		const struct thread_meta *m = store_thread_meta(c->thread);
@@ -86,6 +89,7 @@ agent_free(struct agent *a)
 	shell_snapshot_free(a->snap); /* its file goes with the thread, as upstream's */
 	free(a->collab_last);
 	approval_cache_free(a->cache);
+	json_decref(a->dynamic_tools);
 	free(a->rollout_path);
 	free((char *)a->c.thread_id);
 	free((char *)a->c.originator);
@@ -587,7 +591,20 @@ agent_approval(struct agent *a, long long token, json_t *result)
 {
 	struct agent_turn *t = a->turn;
 	void (*fn)(struct agent_turn *, enum approval_reply);
+	void (*rfn)(struct agent_turn *, const json_t *, enum agent_answer);
 
+	if (t != NULL &&
+		agent_dynamic_answer(t, token, result,
+			result != NULL ? AGENT_ANSWER_RESULT : AGENT_ANSWER_ERROR))
+		return;
+	if (t != NULL && t->approval == token && (rfn = t->on_result) != NULL) {
+		t->approval = -1;
+		t->on_result = NULL;
+		agent_set_waiting(t, AGENT_WAIT_NONE);
+		rfn(t, result, result != NULL ? AGENT_ANSWER_RESULT : AGENT_ANSWER_ERROR);
+		agent_kick(t);
+		return;
+	}
 	if (t == NULL || t->approval != token || t->on_answer == NULL)
 		return; /* late, unknown or cancelled: ignored */
 	fn = t->on_answer;
@@ -596,6 +613,28 @@ agent_approval(struct agent *a, long long token, json_t *result)
 	agent_set_waiting(t, 0);
 	fn(t, approval_rules_parse_reply(result));
 	agent_kick(t);
+}
+
+void
+agent_approval_gone(struct agent *a, long long token)
+{
+	struct agent_turn *t = a->turn;
+	void (*rfn)(struct agent_turn *, const json_t *, enum agent_answer);
+	json_t *cancel;
+
+	if (t != NULL && agent_dynamic_answer(t, token, NULL, AGENT_ANSWER_CANCEL))
+		return;
+	if (t != NULL && t->approval == token && (rfn = t->on_result) != NULL) {
+		t->approval = -1;
+		t->on_result = NULL;
+		agent_set_waiting(t, AGENT_WAIT_NONE);
+		rfn(t, NULL, AGENT_ANSWER_CANCEL);
+		agent_kick(t);
+		return;
+	}
+	cancel = json_pack("{s:s}", "decision", "cancel");
+	agent_approval(a, token, cancel);
+	json_decref(cancel);
 }
 
 void

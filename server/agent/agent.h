@@ -55,7 +55,8 @@ struct agent_sink {
 	void (*plan)(void *arg, json_t *plan);
 	/* The `error` notification: a TurnError, and whether the turn retries. */
 	void (*error)(void *arg, json_t *turn_error, int will_retry);
-	/* Waiting on the client (an approval pending) or not: thread/status/changed flags. */
+	/* Waiting on the client or not: thread/status/changed flags (0 none, 1 an approval:
+	 * waitingOnApproval, 2 a question: waitingOnUserInput). */
 	void (*waiting)(void *arg, int waiting);
 	/*
 	 * Ask the client (item/commandExecution/requestApproval or item/fileChange/
@@ -81,6 +82,9 @@ struct agent_config {
 	const char *user_agent;	       /* initialize's userAgent */
 	const char *base_instructions; /* NULL: ours */
 	const char *developer_instructions;
+	/* thread/start's dynamicTools (DynamicToolSpec[], copied), or NULL: a resumed thread
+	 * gets them back from its rollout's session_meta, as upstream's */
+	const json_t *dynamic_tools;
 };
 
 struct agent *agent_new(const struct agent_config *c);
@@ -130,6 +134,8 @@ const char *agent_turn_id(const struct agent_turn *t);
  * for a JSON-RPC error reply. Unknown or already resolved tokens are ignored.
  */
 void agent_approval(struct agent *a, long long token, json_t *result);
+/* The client went away with request `token` unanswered (an approval: cancelled). */
+void agent_approval_gone(struct agent *a, long long token);
 /* The output queue drained: resume tool output paused by its congestion. */
 void agent_resume(struct agent *a);
 

@@ -21,6 +21,7 @@ struct agent_history_job {
 	char *path;
 	off_t end;
 	json_t *items;
+	json_t *dynamic_tools; /* session_meta's, or NULL */
 };
 
 /* The records the history needs. */
@@ -28,7 +29,8 @@ static int
 agent_history_filter(const char *type, const char *ptype)
 {
 	(void)ptype;
-	return strcmp(type, "response_item") == 0 || strcmp(type, "compacted") == 0;
+	return strcmp(type, "response_item") == 0 || strcmp(type, "compacted") == 0 ||
+		strcmp(type, "session_meta") == 0;
 }
 
 /* Whether a message is context each request carries anew (not history). */
@@ -93,6 +95,15 @@ agent_history_run(void *arg)
 	while (rollout_reader_next(r, &rec) == 1) {
 		if (!json_is_object(rec.payload))
 			continue;
+		if (strcmp(rec.type, "session_meta") == 0) {
+			/* The thread's dynamic tools live there, as upstream keeps them. */
+			json_t *dt = json_object_get(rec.payload, "dynamic_tools");
+
+			if (j->dynamic_tools == NULL && json_is_array(dt) &&
+				json_array_size(dt) > 0)
+				j->dynamic_tools = json_deep_copy(dt);
+			continue;
+		}
 		if (strcmp(rec.type, "compacted") == 0) {
 			agent_history_compacted(j->items, rec.payload);
 			continue;
@@ -123,6 +134,10 @@ agent_history_done(void *arg)
 	json_array_foreach(now, i, it) agent_history_add(a, json_incref(it));
 	json_decref(now);
 	json_decref(j->items);
+	if (a->dynamic_tools == NULL)
+		a->dynamic_tools = j->dynamic_tools;
+	else
+		json_decref(j->dynamic_tools);
 	a->history_state = AGENT_HISTORY_LOADED;
 	if (a->turn != NULL)
 		agent_kick(a->turn);

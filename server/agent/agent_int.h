@@ -28,6 +28,7 @@
 #include "thread/rollout/rollout_summary.h"
 
 struct agent_review;
+struct agent_dyn_call;
 struct review_git;
 struct model_req;
 struct patch;
@@ -47,6 +48,20 @@ struct worker;
 #define AGENT_SNAPSHOT_SHELL "/bin/bash"
 
 enum agent_phase { PHASE_MODEL, PHASE_TOOLS, PHASE_ENDING };
+
+/* How a request to the client ended (agent_ask_client's callback). */
+enum agent_answer {
+	AGENT_ANSWER_RESULT, /* its result */
+	AGENT_ANSWER_ERROR,  /* a JSON-RPC error */
+	AGENT_ANSWER_CANCEL, /* withdrawn (interrupt, the turn's end) or the client is gone */
+};
+
+/* What the thread's status says while a request waits (the sink's `waiting`). */
+enum agent_wait {
+	AGENT_WAIT_NONE,     /* nothing (item/tool/call, as upstream) */
+	AGENT_WAIT_APPROVAL, /* waitingOnApproval */
+	AGENT_WAIT_INPUT,    /* waitingOnUserInput */
+};
 
 /* An item being streamed (agent message or reasoning). */
 struct agent_stream_item {
@@ -131,6 +146,7 @@ struct agent {
 	struct shell_snapshot *snap;   /* the login shell's set-up, for -lc calls (or NULL) */
 	char *collab_last;	       /* the last collaboration mode message given, or NULL */
 	struct review_git *review_git; /* review/start's git step (agent_review.c), or NULL */
+	json_t *dynamic_tools;	       /* DynamicToolSpec[] of the thread, or NULL */
 	agent_review_cb review_cb;
 	void *review_arg;
 };
@@ -162,10 +178,13 @@ struct agent_turn {
 	int busy;	    /* a call is running (process, approval, disk job) */
 	long long approval; /* the pending approval's token, or -1 */
 	void (*on_answer)(struct agent_turn *t, enum approval_reply reply);
-	void *pending;		  /* what waits for the answer */
-	struct agent_cmd *cmd;	  /* the command the current call waits on */
-	struct diff_turn *diffs;  /* the turn's file changes, for turn/diff/updated */
-	struct token_totals last; /* the last response's usage */
+	/* or, for a request whose result is not a decision (agent_ask_client): */
+	void (*on_result)(struct agent_turn *t, const json_t *result, enum agent_answer st);
+	void *pending;		    /* what waits for the answer */
+	struct agent_dyn_call *dyn; /* dynamic calls waiting on the client, newest first */
+	struct agent_cmd *cmd;	    /* the command the current call waits on */
+	struct diff_turn *diffs;    /* the turn's file changes, for turn/diff/updated */
+	struct token_totals last;   /* the last response's usage */
 	/* ENDING */
 	int interrupted, failed, ended;
 	json_t *error;		     /* TurnError of a failed turn */
@@ -214,7 +233,17 @@ void agent_tools_next(struct agent_turn *t);
 void agent_tool_output(struct agent_turn *t, const char *call_id, int custom, const char *text);
 void agent_ask(struct agent_turn *t, const char *method, json_t *params,
 	void (*on_answer)(struct agent_turn *, enum approval_reply), void *pending);
+void agent_ask_client(struct agent_turn *t, const char *method, json_t *params,
+	enum agent_wait wait,
+	void (*on_result)(struct agent_turn *, const json_t *, enum agent_answer), void *pending);
 void agent_tools_abort(struct agent_turn *t);
+/* agent_client_tools.c: 1 when the call is a dynamic tool's (then it is under way), else 0 */
+int agent_dynamic_call(struct agent_turn *t, const json_t *call, const char *call_id);
+/* The answer to a dynamic call's request: 1 when token was one, else 0. */
+int agent_dynamic_answer(
+	struct agent_turn *t, long long token, const json_t *result, enum agent_answer st);
+/* Interrupt or the turn's end: every dynamic call waiting completes, cancelled. */
+void agent_dynamic_abort(struct agent_turn *t);
 /* agent_shell.c */
 void agent_shell_call(struct agent_turn *t, json_t *call, const char *name);
 void agent_shell_write_stdin(struct agent_turn *t, json_t *call);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "agent_int.h"
+#include "agent/tools/dynamic_tools.h"
 #include "agent/tools/tool_specs.h"
 #include "io/http.h"
 #include "io/log.h"
@@ -379,10 +380,14 @@ agent_model_request(struct agent_turn *t, char **cause)
 	if (t->steer != NULL)
 		agent_steer_flush(t);
 	input = agent_prompt_input(t);
-	if (!t->compacting)
-		tools = tool_specs_build(t->o.tools != 0 ? t->o.tools : TOOL_SPECS_DEFAULT,
-			t->provider->wire == MODEL_WIRE_CHAT ? TOOL_WIRE_CHAT
-							     : TOOL_WIRE_RESPONSES);
+	if (!t->compacting) {
+		enum tool_wire wire =
+			t->provider->wire == MODEL_WIRE_CHAT ? TOOL_WIRE_CHAT : TOOL_WIRE_RESPONSES;
+
+		tools = tool_specs_build(t->o.tools != 0 ? t->o.tools : TOOL_SPECS_DEFAULT, wire);
+		/* The client's tools follow the built-in functions, as upstream orders them. */
+		dynamic_tools_append(tools, t->a->dynamic_tools, wire);
+	}
 	if (t->o.effort != NULL || t->o.summary != NULL || !t->compacting) {
 		reasoning = json_object();
 		if (t->o.effort != NULL)

@@ -11,6 +11,7 @@
 
 #include "agent_int.h"
 #include "agent/patch/apply_patch.h"
+#include "agent/tools/dynamic_tools.h"
 #include "agent/tools/plan_update.h"
 #include "agent/tools/tool_output.h"
 #include "exec/exec.h"
@@ -39,7 +40,21 @@ agent_ask(struct agent_turn *t, const char *method, json_t *params,
 	t->on_answer = on_answer;
 	t->pending = pending;
 	t->busy = 1;
-	agent_set_waiting(t, 1);
+	agent_set_waiting(t, AGENT_WAIT_APPROVAL);
+	t->sink->approval(t->arg, t->approval, method, params);
+	json_decref(params);
+}
+
+/* Ask the client something else; on_result gets its result, an error, or CANCEL. */
+void
+agent_ask_client(struct agent_turn *t, const char *method, json_t *params, enum agent_wait wait,
+	void (*on_result)(struct agent_turn *, const json_t *, enum agent_answer), void *pending)
+{
+	t->approval = t->a->next_approval++;
+	t->on_result = on_result;
+	t->pending = pending;
+	t->busy = 1;
+	agent_set_waiting(t, wait);
 	t->sink->approval(t->arg, t->approval, method, params);
 	json_decref(params);
 }
@@ -49,8 +64,17 @@ void
 agent_tools_abort(struct agent_turn *t)
 {
 	void (*fn)(struct agent_turn *, enum approval_reply) = t->on_answer;
+	void (*rfn)(struct agent_turn *, const json_t *, enum agent_answer) = t->on_result;
 	long long id = t->approval;
 
+	agent_dynamic_abort(t);
+	if (rfn != NULL) {
+		t->on_result = NULL;
+		t->approval = -1;
+		t->sink->approval_cancel(t->arg, id);
+		agent_set_waiting(t, AGENT_WAIT_NONE);
+		rfn(t, NULL, AGENT_ANSWER_CANCEL);
+	}
 	if (fn != NULL) {
 		t->on_answer = NULL;
 		t->approval = -1;
@@ -145,7 +169,22 @@ agent_tools_next(struct agent_turn *t)
 		agent_shell_write_stdin(t, call);
 	else if (name != NULL && !custom && strcmp(name, "update_plan") == 0)
 		agent_update_plan(t, call, call_id);
-	else {
+	else if (!custom && agent_dynamic_call(t, call, call_id)) {
+		/* The response's next dynamic calls go out at once, as upstream's run in parallel.
+		 */
+		json_t *nc;
+
+		while ((nc = json_array_get(t->calls, t->next)) != NULL &&
+			strcmp(json_string_value(json_object_get(nc, "type")) ?: "",
+				"function_call") == 0 &&
+			dynamic_tools_find(t->a->dynamic_tools,
+				json_string_value(json_object_get(nc, "namespace")),
+				json_string_value(json_object_get(nc, "name"))) != NULL) {
+			t->next++;
+			agent_dynamic_call(
+				t, nc, json_string_value(json_object_get(nc, "call_id")));
+		}
+	} else {
 		text = tool_output_unsupported(name != NULL ? name : "", custom);
 		agent_tool_output(t, call_id, custom, text);
 		free(text);

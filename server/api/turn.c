@@ -138,6 +138,7 @@ turn_thread_get(struct session *s, const char *id)
 	ac.user_agent = s->user_agent;
 	ac.base_instructions = store_thread_base_instructions(st);
 	ac.developer_instructions = store_thread_developer_instructions(st);
+	ac.dynamic_tools = store_thread_dynamic_tools(st);
 	tt->agent = agent_new(&ac);
 	tt->next = s->turns;
 	if (s->turns != NULL)

@@ -21,6 +21,7 @@ struct turn_pending {
 	long long token;
 	long long rpc_id;
 	int cancelled; /* the agent withdrew it: resolved after turn/completed */
+	int quiet;     /* item/tool/call: no serverRequest/resolved (upstream sends none) */
 	struct turn_pending *next;
 };
 

@@ -37,8 +37,8 @@ turn_sink_status(struct turn_thread *tt, const char *type, int waiting)
 		: json_pack("{s:s}", "type", type);
 
 	if (waiting)
-		json_array_append_new(
-			json_object_get(st, "activeFlags"), json_string("waitingOnApproval"));
+		json_array_append_new(json_object_get(st, "activeFlags"),
+			json_string(waiting == 2 ? "waitingOnUserInput" : "waitingOnApproval"));
 	turn_sink_notify(tt, "thread/status/changed", json_pack("{s:o}", "status", st), 0);
 }
 
@@ -144,25 +144,21 @@ turn_sink_answer(void *arg, enum rpc_call_status st, const json_t *value)
 {
 	struct turn_pending *p = arg;
 	struct turn_thread *tt = p->tt;
-	json_t *cancel = NULL;
 
 	turn_sink_unlink(p);
 	if (p->cancelled) {
 		free(p);
 		return; /* withdrawn by the agent: resolved after turn/completed */
 	}
-	turn_sink_notify(tt, "serverRequest/resolved",
-		json_pack("{s:I}", "requestId", (json_int_t)p->rpc_id), 0);
+	if (!p->quiet)
+		turn_sink_notify(tt, "serverRequest/resolved",
+			json_pack("{s:I}", "requestId", (json_int_t)p->rpc_id), 0);
 	if (st == RPC_CALL_RESULT)
 		agent_approval(tt->agent, p->token, (json_t *)value);
 	else if (st == RPC_CALL_ERROR)
 		agent_approval(tt->agent, p->token, NULL);
-	else {
-		/* The connection went away: nobody will answer; the turn is cancelled. */
-		cancel = json_pack("{s:s}", "decision", "cancel");
-		agent_approval(tt->agent, p->token, cancel);
-		json_decref(cancel);
-	}
+	else /* The connection went away: nobody will answer; the request is cancelled. */
+		agent_approval_gone(tt->agent, p->token);
 	free(p);
 }
 
@@ -175,6 +171,8 @@ turn_sink_approval(void *arg, long long token, const char *method, json_t *param
 
 	p->tt = tt;
 	p->token = token;
+	/* upstream resolves item/tool/call with the item's completion, no notification */
+	p->quiet = strcmp(method, "item/tool/call") == 0;
 	p->next = tt->pend;
 	tt->pend = p;
 	json_object_set_new(msg, "threadId", json_string(tt->id));
@@ -195,7 +193,8 @@ turn_sink_approval_cancel(void *arg, long long token)
 	p->cancelled = 1;
 	if (tt->resolved_later == NULL)
 		tt->resolved_later = json_array();
-	json_array_append_new(tt->resolved_later, json_integer(p->rpc_id));
+	if (!p->quiet)
+		json_array_append_new(tt->resolved_later, json_integer(p->rpc_id));
 	rpc_call_cancel(tt->s->rpc, p->rpc_id); /* its callback frees p */
 }
 

@@ -317,7 +317,9 @@ tt_collect(struct tt *f, tt_answer_fn answer, void *arg)
 		if (method != NULL && json_object_get(m, "id") != NULL) {
 			snprintf(key, sizeof key, "%lld",
 				(long long)json_integer_value(json_object_get(m, "id")));
-			json_object_set_new(asked, key, json_true());
+			/* item/tool/call is resolved by its item's completion (upstream's) */
+			if (strcmp(method, "item/tool/call") != 0)
+				json_object_set_new(asked, key, json_true());
 			tt_answer(f, m, answer, arg);
 		} else if (method != NULL && strcmp(method, "serverRequest/resolved") == 0) {
 			snprintf(key, sizeof key, "%lld",

@@ -96,6 +96,11 @@ thread_settings_params(struct session *s, const struct config *cfg, json_t *para
 	p->sandbox = thread_settings_str(params, "sandbox");
 	p->base_instructions = thread_settings_str(params, "baseInstructions");
 	p->developer_instructions = thread_settings_str(params, "developerInstructions");
+	/* thread/start's only (resume has no such field): kept in session_meta */
+	p->dynamic_tools = json_is_array(json_object_get(params, "dynamicTools")) &&
+			json_array_size(json_object_get(params, "dynamicTools")) > 0
+		? json_object_get(params, "dynamicTools")
+		: NULL;
 	p->approvals_reviewer = thread_settings_str(params, "approvalsReviewer");
 	p->ephemeral = json_is_true(json_object_get(params, "ephemeral"));
 	p->originator = s->originator;

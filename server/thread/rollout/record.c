@@ -41,6 +41,8 @@ record_session_meta(const struct record_meta *m)
 	json_object_set_new(p, "base_instructions",
 		m->base_instructions ? json_pack("{s:s}", "text", m->base_instructions)
 				     : json_null());
+	if (m->dynamic_tools != NULL)
+		json_object_set_new(p, "dynamic_tools", json_deep_copy(m->dynamic_tools));
 	json_object_set_new(p, "history_mode", json_string("paginated"));
 	json_object_set_new(p, "context_window", json_pack("{s:s}", "window_id", window));
 	return p;

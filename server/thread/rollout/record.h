@@ -33,6 +33,7 @@ struct record_settings {
 struct record_meta {
 	const char *id, *forked_from_id, *cwd, *originator, *cli_version, *model_provider;
 	const char *base_instructions; /* NULL: null */
+	json_t *dynamic_tools;	       /* DynamicToolSpec[] as given, or NULL: not written */
 	json_t *source; /* rollout form ("vscode", {"subagent":..}); NULL: "vscode" */
 	int64_t ms;
 };

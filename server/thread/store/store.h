@@ -58,6 +58,7 @@ struct store_params {
 	const char *approvals_reviewer;
 	const char *sandbox; /* "read-only" | "workspace-write" | "danger-full-access" */
 	const char *base_instructions, *developer_instructions;
+	json_t *dynamic_tools; /* thread/start's DynamicToolSpec[] (session_meta), or NULL */
 	/*
 	 * What a thread runs with when neither the request nor a loaded thread says (config.toml's
 	 * approval_policy and sandbox_mode): resume of an unloaded thread, fork.
@@ -95,6 +96,8 @@ json_t *store_thread_approval(struct store_thread *t); /* borrowed */
 /* baseInstructions / developerInstructions it was started with, or NULL (borrowed). */
 const char *store_thread_base_instructions(struct store_thread *t);
 const char *store_thread_developer_instructions(struct store_thread *t);
+/* dynamicTools it was started with in this process, or NULL (borrowed). */
+const json_t *store_thread_dynamic_tools(struct store_thread *t);
 /* Its ThreadStatus: idle, or active while a turn runs (new reference). */
 json_t *store_thread_status(struct store_thread *t);
 /* The wire Thread of a loaded thread (turns: [] unless given; stolen). */

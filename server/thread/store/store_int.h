@@ -34,6 +34,7 @@ struct store_thread {
 	/* Settings (owned). */
 	char *base_instructions, *developer_instructions, *approvals_reviewer, *sandbox;
 	json_t *approval_policy;
+	json_t *dynamic_tools; /* thread/start's dynamicTools, or NULL */
 	/* The running turn. */
 	char turn_id[37];
 	int64_t turn_started_ms;

@@ -76,6 +76,12 @@ store_thread_developer_instructions(struct store_thread *t)
 	return t->developer_instructions;
 }
 
+const json_t *
+store_thread_dynamic_tools(struct store_thread *t)
+{
+	return t->dynamic_tools;
+}
+
 /* Idle, or active while a turn runs. */
 json_t *
 store_thread_status(struct store_thread *t)
@@ -117,6 +123,10 @@ store_thread_settings(struct store_thread *t, const struct store_params *p)
 		thread_meta_set(&t->base_instructions, p->base_instructions);
 	if (p->developer_instructions != NULL)
 		thread_meta_set(&t->developer_instructions, p->developer_instructions);
+	if (json_is_array(p->dynamic_tools)) {
+		json_decref(t->dynamic_tools);
+		t->dynamic_tools = json_deep_copy(p->dynamic_tools);
+	}
 }
 
 /* The defaults of p for what nothing else set (a thread just loaded or forked). */
@@ -174,6 +184,7 @@ store_thread_free(struct store_thread *t)
 	free(t->sandbox);
 	free(t->last_agent_message);
 	json_decref(t->approval_policy);
+	json_decref(t->dynamic_tools);
 	free(t);
 }
 
@@ -213,6 +224,7 @@ store_write_head(struct store_thread *t, const char *forked_from, char **cause)
 		.cli_version = t->meta.cli_version,
 		.model_provider = t->meta.model_provider,
 		.base_instructions = t->base_instructions,
+		.dynamic_tools = t->dynamic_tools,
 		.source = src,
 		.ms = t->meta.created_ms,
 	};
