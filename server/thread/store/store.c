@@ -389,8 +389,19 @@ store_index_put(struct store_thread *t)
 }
 
 /* A sync job: an fd to fdatasync and folders to fsync. */
+/*
+ * Sync jobs holding a duplicate of a rollout's fd, at most: past it (a disk slower than the
+ * threads being written, e.g. a thousand new threads at once) a job syncs the whole
+ * filesystem of CODEX_HOME instead (syncfs, on an fd the worker opens and closes), which
+ * covers every file a held fd would have, so waiting syncs never use up the daemon's fds.
+ */
+#define STORE_SYNC_FDS 32
+
 struct store_sync_job {
+	struct store *s;
 	int fd;
+	int held;     /* fd counts in s->sync_fds */
+	char *syncfs; /* CODEX_HOME, to syncfs instead of fd */
 	char *path;
 	int dirs;
 	int r;
@@ -422,6 +433,14 @@ store_sync_run(void *arg)
 			j->r = -errno;
 		close(j->fd);
 	}
+	if (j->syncfs != NULL) {
+		int fd = open(j->syncfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd < 0 || syncfs(fd) != 0)
+			j->r = -errno;
+		if (fd >= 0)
+			close(fd);
+	}
 	if (j->path != NULL) {
 		char *p = xstrdup(j->path);
 
@@ -445,8 +464,11 @@ store_sync_done(void *arg)
 {
 	struct store_sync_job *j = arg;
 
+	if (j->held)
+		j->s->sync_fds--;
 	if (j->done != NULL)
 		j->done(j->arg, j->r);
+	free(j->syncfs);
 	free(j->path);
 	free(j);
 }
@@ -456,6 +478,15 @@ store_post_sync(struct store *s, int fd, const char *path, int dirs, store_done_
 {
 	struct store_sync_job *j = xcalloc(1, sizeof *j);
 
+	j->s = s;
+	if (fd >= 0 && s->sync_fds >= STORE_SYNC_FDS) {
+		close(fd);
+		fd = -1;
+		j->syncfs = xstrdup(s->home);
+	} else if (fd >= 0) {
+		s->sync_fds++;
+		j->held = 1;
+	}
 	j->fd = fd;
 	j->path = path ? xstrdup(path) : NULL;
 	j->dirs = dirs;

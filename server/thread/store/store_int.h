@@ -88,6 +88,7 @@ struct store {
 	json_t *git_touched; /* {id: git_seq} set here since the last snapshot was posted */
 	uint64_t git_seq;
 	struct worker *sync; /* fdatasync, fsync of folders */
+	unsigned sync_fds;   /* sync jobs holding a file's fd (STORE_SYNC_FDS at most) */
 	struct worker *scan; /* index builds and rescans */
 	struct worker *read; /* whole histories for thread/read and resume */
 	struct store_threads loaded;

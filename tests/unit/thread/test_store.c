@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 
 #include "store_util.h"
+#include "thread/store/store_int.h"
+#include "thread/store/worker.h"
 
 #define NAMED "01a20a0c-b798-75b1-b836-10792fc4c370"
 #define TWO   "01a20a0c-b372-72a1-9bd2-f3c613f70d34"
@@ -514,6 +516,50 @@ test_many_loaded(void **state)
 	tu_home_free(&h);
 }
 
+/* A sync worker job that waits until the test writes to its pipe: a disk that does not keep up. */
+static void
+block_sync_run(void *arg)
+{
+	int *fds = arg;
+	char c;
+
+	(void)!read(fds[0], &c, 1);
+}
+
+/*
+ * Issue 22 (a newcomer's make test on a loaded machine): every new thread's first sync held a
+ * duplicate fd until the sync worker ran it, so a thousand threads started while the disk was
+ * slow ran the daemon out of fds ("failed to write rollout: Too many open files"). The syncs
+ * waiting hold at most STORE_SYNC_FDS fds; the rest sync the filesystem when they run.
+ */
+static void
+test_slow_disk_holds_few_fds(void **state)
+{
+	struct tu_home h;
+	struct store *s;
+	struct store_thread *t;
+	char *cause = NULL;
+	int block[2], before, held;
+
+	tu_empty_home(&h, "slowdisk");
+	s = su_open(h.home, "prov");
+	assert_int_equal(pipe2(block, O_CLOEXEC), 0);
+	worker_post(s->sync, block_sync_run, NULL, block);
+	before = count_fds();
+	for (int i = 0; i < 300; i++)
+		assert_int_equal(store_create(s, NULL, &t, &cause), 0);
+	held = count_fds() - before;
+	print_message("300 threads made while the disk is blocked: %d more fds\n", held);
+	assert_int_equal(write(block[1], "x", 1), 1);
+	store_drain(s);
+	assert_true(held < 200); /* at most ~128 writers kept open and 32 syncs; 428 before */
+	su_turn(t, "after the backlog", "yes");
+	store_free(s);
+	close(block[0]);
+	close(block[1]);
+	tu_home_free(&h);
+}
+
 /* kill -9 in the middle of a burst of appends: resume, append, and every record reads back. */
 static void
 test_kill9(void **state)
@@ -635,6 +681,7 @@ main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_paging),
 		cmocka_unit_test(test_many_loaded),
+		cmocka_unit_test(test_slow_disk_holds_few_fds),
 		cmocka_unit_test(test_kill9),
 		cmocka_unit_test(test_errors),
 	};
