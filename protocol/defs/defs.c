@@ -49,6 +49,12 @@ const struct pmethod pmethods[] = {
 		"Apps (connectors): none without a ChatGPT login, as upstream."},
 	{"plugin/list", PM_REQUEST, "PluginListParams", "PluginListResponse", "v2",
 		"Plugin marketplaces: none without a ChatGPT login, as upstream."},
+	/* thread/revert and thread/inject_items (defs_history.c) */
+	{"thread/revert", PM_REQUEST, "ThreadRevertParams", "ThreadRevertResponse", "v2",
+		"Cut a loaded thread's history before a turn (files are not touched)."},
+	{"thread/inject_items", PM_REQUEST, "ThreadInjectItemsParams", "ThreadInjectItemsResponse",
+		"v2", "Append raw Responses items to a loaded thread's model-visible history."},
+	{"thread/reverted", PM_NOTIFICATION, "ThreadRevertedNotification", NULL, "v2", NULL},
 	{"thread/goal/get", PM_REQUEST, "ThreadGoalGetParams", "ThreadGoalGetResponse", "v2",
 		"A loaded thread's goal, or null."},
 	{"thread/goal/set", PM_REQUEST, "ThreadGoalSetParams", "ThreadGoalSetResponse", "v2",
@@ -186,7 +192,7 @@ const struct pmethod pmethods[] = {
 
 static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config, pdefs_fs,
 	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills, pdefs_config_write,
-	pdefs_startup, pdefs_requirements, pdefs_review};
+	pdefs_startup, pdefs_requirements, pdefs_review, pdefs_history};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

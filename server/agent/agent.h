@@ -97,6 +97,11 @@ void agent_free(struct agent *a);
 void agent_shell_snapshot(struct agent *a, const char *cwd, const json_t *sandbox_policy);
 /* Seed the history (Responses items of the thread so far, e.g. from its rollout; stolen). */
 void agent_set_history(struct agent *a, json_t *items);
+/*
+ * thread/inject_items: Responses items (borrowed) appended to the history, in order, and to the
+ * rollout, where a resume reads them back; the next model request carries them.
+ */
+void agent_inject_items(struct agent *a, const json_t *items);
 /* The running turn, or NULL. */
 struct agent_turn *agent_running(struct agent *a);
 

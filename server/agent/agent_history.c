@@ -164,3 +164,16 @@ agent_history_load(struct agent *a)
 	j->end = a->rollout_end;
 	agent_worker_post(a, agent_history_run, agent_history_done, j);
 }
+
+void
+agent_inject_items(struct agent *a, const json_t *items)
+{
+	size_t i;
+	json_t *it;
+
+	json_array_foreach(items, i, it)
+	{
+		agent_record_response(a, it);
+		agent_history_add(a, json_deep_copy(it));
+	}
+}

@@ -215,6 +215,24 @@ thread_slot_free(struct thread_slot *sl)
 }
 
 void
+thread_api_drop_agent(struct session *s, const char *id)
+{
+	struct thread_slot *sl = thread_slot(id, 0);
+	void *agent;
+	void (*free_fn)(void *);
+
+	(void)s;
+	if (sl == NULL || sl->agent == NULL)
+		return;
+	agent = sl->agent;
+	free_fn = sl->free_fn;
+	sl->agent = NULL; /* before the free: what it reports must not find it */
+	sl->free_fn = NULL;
+	if (free_fn != NULL)
+		free_fn(agent);
+}
+
+void
 thread_api_unload(struct session *s, const char *id)
 {
 	struct thread_slot *sl = thread_slot(id, 0);

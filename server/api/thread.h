@@ -28,6 +28,11 @@ void *thread_api_agent(struct session *s, const char *thread_id);
 json_t *thread_api_policy(struct session *s, const char *thread_id);
 /* Whether this connection still wants the thread's turn notifications (thread/unsubscribe). */
 int thread_api_subscribed(struct session *s, const char *thread_id);
+/*
+ * Free a loaded thread's agent (a running turn ends, reported as interrupted) and keep the
+ * thread loaded: the next turn starts a new agent that reads the history from the rollout.
+ */
+void thread_api_drop_agent(struct session *s, const char *thread_id);
 /* Forget a loaded thread: its agent first (a running turn ends), then the store's side. */
 void thread_api_unload(struct session *s, const char *thread_id);
 /* Daemon exit: every loaded thread unloads, the store closes (before the rpc layer goes). */

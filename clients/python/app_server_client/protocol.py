@@ -2693,6 +2693,42 @@ ReviewTarget: TypeAlias = Union["UncommittedChangesReviewTarget", "BaseBranchRev
 ReviewDelivery: TypeAlias = Literal["inline"]
 
 
+class ThreadRevertParams(TypedDict, total=False):
+    """Replace a paginated thread's durable history with the prefix before one turn.
+    
+    This only changes persisted conversation history. It does not revert local file changes."""
+    #: Turn excluded from the replacement history, together with every later turn.
+    beforeTurnId: Required[str]
+    threadId: Required[str]
+
+
+class ThreadRevertResponse(TypedDict, total=False):
+    #: Opaque cursor for hydrating paginated items backwards.
+    #:
+    #: Pass this as `cursor` to `thread/items/list` with `sortDirection: "desc"`. The first page includes the item identified by the cursor.
+    itemsBackwardsCursor: Optional[str]
+    #: Updated loaded thread metadata. `turns` is always empty; hydrate retained history through `thread/turns/list`.
+    thread: Required["Thread"]
+    #: Opaque cursor for hydrating paginated turns backwards.
+    #:
+    #: Pass this as `cursor` to `thread/turns/list` with `sortDirection: "desc"`. The first page includes the turn identified by the cursor.
+    turnsBackwardsCursor: Optional[str]
+
+
+class ThreadRevertedNotification(TypedDict, total=False):
+    threadId: Required[str]
+
+
+class ThreadInjectItemsParams(TypedDict, total=False):
+    #: Raw Responses API items to append to the thread's model-visible history.
+    items: Required[List[JsonValue]]
+    threadId: Required[str]
+
+
+class ThreadInjectItemsResponse(TypedDict, total=False):
+    pass
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -2714,6 +2750,8 @@ CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "hooks/list": ("HooksListParams", "HooksListResponse"),
     "app/list": ("AppsListParams", "AppsListResponse"),
     "plugin/list": ("PluginListParams", "PluginListResponse"),
+    "thread/revert": ("ThreadRevertParams", "ThreadRevertResponse"),
+    "thread/inject_items": ("ThreadInjectItemsParams", "ThreadInjectItemsResponse"),
     "thread/goal/get": ("ThreadGoalGetParams", "ThreadGoalGetResponse"),
     "thread/goal/set": ("ThreadGoalSetParams", "ThreadGoalSetResponse"),
     "thread/goal/clear": ("ThreadGoalClearParams", "ThreadGoalClearResponse"),
@@ -2761,6 +2799,7 @@ CLIENT_NOTIFICATIONS: Dict[str, Optional[str]] = {
 }
 
 SERVER_NOTIFICATIONS: Dict[str, Optional[str]] = {
+    "thread/reverted": "ThreadRevertedNotification",
     "thread/goal/updated": "ThreadGoalUpdatedNotification",
     "thread/goal/cleared": "ThreadGoalClearedNotification",
     "thread/started": "ThreadStartedNotification",
@@ -2876,6 +2915,14 @@ class RequestMethods:
     def plugin_list(self, params: Optional[PluginListParams] = None) -> PluginListResponse:
         """Plugin marketplaces: none without a ChatGPT login, as upstream."""
         return self.request("plugin/list", {} if params is None else params)
+
+    def thread_revert(self, params: ThreadRevertParams) -> ThreadRevertResponse:
+        """Cut a loaded thread's history before a turn (files are not touched)."""
+        return self.request("thread/revert", params)
+
+    def thread_inject_items(self, params: ThreadInjectItemsParams) -> ThreadInjectItemsResponse:
+        """Append raw Responses items to a loaded thread's model-visible history."""
+        return self.request("thread/inject_items", params)
 
     def thread_goal_get(self, params: ThreadGoalGetParams) -> ThreadGoalGetResponse:
         """A loaded thread's goal, or null."""
@@ -3110,6 +3157,14 @@ class AsyncRequestMethods:
     async def plugin_list(self, params: Optional[PluginListParams] = None) -> PluginListResponse:
         """Plugin marketplaces: none without a ChatGPT login, as upstream."""
         return await self.request("plugin/list", {} if params is None else params)
+
+    async def thread_revert(self, params: ThreadRevertParams) -> ThreadRevertResponse:
+        """Cut a loaded thread's history before a turn (files are not touched)."""
+        return await self.request("thread/revert", params)
+
+    async def thread_inject_items(self, params: ThreadInjectItemsParams) -> ThreadInjectItemsResponse:
+        """Append raw Responses items to a loaded thread's model-visible history."""
+        return await self.request("thread/inject_items", params)
 
     async def thread_goal_get(self, params: ThreadGoalGetParams) -> ThreadGoalGetResponse:
         """A loaded thread's goal, or null."""

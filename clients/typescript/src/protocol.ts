@@ -2670,6 +2670,53 @@ export type ReviewTarget =
 
 export type ReviewDelivery = "inline";
 
+/**
+ * Replace a paginated thread's durable history with the prefix before one turn.
+ *
+ * This only changes persisted conversation history. It does not revert local file changes.
+ */
+export type ThreadRevertParams = {
+  /**
+   * Turn excluded from the replacement history, together with every later turn.
+   */
+  beforeTurnId: string;
+  threadId: string;
+};
+
+export type ThreadRevertResponse = {
+  /**
+   * Opaque cursor for hydrating paginated items backwards.
+   *
+   * Pass this as `cursor` to `thread/items/list` with `sortDirection: "desc"`. The first page includes the item identified by the cursor.
+   */
+  itemsBackwardsCursor?: string | null;
+  /**
+   * Updated loaded thread metadata. `turns` is always empty; hydrate retained history through `thread/turns/list`.
+   */
+  thread: Thread;
+  /**
+   * Opaque cursor for hydrating paginated turns backwards.
+   *
+   * Pass this as `cursor` to `thread/turns/list` with `sortDirection: "desc"`. The first page includes the turn identified by the cursor.
+   */
+  turnsBackwardsCursor?: string | null;
+};
+
+export type ThreadRevertedNotification = {
+  threadId: string;
+};
+
+export type ThreadInjectItemsParams = {
+  /**
+   * Raw Responses API items to append to the thread's model-visible history.
+   */
+  items: Array<JsonValue>;
+  threadId: string;
+};
+
+export type ThreadInjectItemsResponse = {
+};
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -2690,6 +2737,8 @@ export type ClientRequest =
   | { method: "hooks/list"; id: RequestId; params: HooksListParams }
   | { method: "app/list"; id: RequestId; params: AppsListParams }
   | { method: "plugin/list"; id: RequestId; params: PluginListParams }
+  | { method: "thread/revert"; id: RequestId; params: ThreadRevertParams }
+  | { method: "thread/inject_items"; id: RequestId; params: ThreadInjectItemsParams }
   | { method: "thread/goal/get"; id: RequestId; params: ThreadGoalGetParams }
   | { method: "thread/goal/set"; id: RequestId; params: ThreadGoalSetParams }
   | { method: "thread/goal/clear"; id: RequestId; params: ThreadGoalClearParams }
@@ -2735,6 +2784,7 @@ export type ClientNotification =
   | { method: "initialized" };
 
 export type ServerNotification =
+  | { method: "thread/reverted"; params: ThreadRevertedNotification }
   | { method: "thread/goal/updated"; params: ThreadGoalUpdatedNotification }
   | { method: "thread/goal/cleared"; params: ThreadGoalClearedNotification }
   | { method: "thread/started"; params: ThreadStartedNotification }
@@ -2838,6 +2888,14 @@ export interface ClientRequestMap {
    * Plugin marketplaces: none without a ChatGPT login, as upstream.
    */
   "plugin/list": { params: PluginListParams; result: PluginListResponse };
+  /**
+   * Cut a loaded thread's history before a turn (files are not touched).
+   */
+  "thread/revert": { params: ThreadRevertParams; result: ThreadRevertResponse };
+  /**
+   * Append raw Responses items to a loaded thread's model-visible history.
+   */
+  "thread/inject_items": { params: ThreadInjectItemsParams; result: ThreadInjectItemsResponse };
   /**
    * A loaded thread's goal, or null.
    */
@@ -2989,6 +3047,7 @@ export interface ClientNotificationMap {
 
 /** Server-to-client notifications by method: params type. */
 export interface ServerNotificationMap {
+  "thread/reverted": ThreadRevertedNotification;
   "thread/goal/updated": ThreadGoalUpdatedNotification;
   "thread/goal/cleared": ThreadGoalClearedNotification;
   "thread/started": ThreadStartedNotification;

@@ -144,6 +144,18 @@ enum store_turn_end {
  */
 int store_turn_end(struct store_thread *t, enum store_turn_end how, json_t *error,
 	store_done_fn done, void *arg);
+/*
+ * thread/revert: the loaded thread's rollout becomes its records before before_turn_id (that
+ * turn and every later one gone; files the turns changed are not touched). The turn must not
+ * be running (the caller ends it first). 0 and cb later on the loop (r 0, or r < 0 with its
+ * cause, borrowed), or r < 0 now with *cause: -EINVAL "turn not found: <id>", -EBUSY.
+ * Appends are refused until cb ran.
+ */
+typedef void (*store_revert_fn)(void *arg, int r, const char *cause);
+/* Whether the thread's history holds this turn (one thread/revert could cut before). */
+int store_thread_has_turn(struct store_thread *t, const char *turn_id);
+int store_revert(struct store_thread *t, const char *before_turn_id, store_revert_fn cb, void *arg,
+	char **cause);
 /* fdatasync the rollout on the worker; done (optional) afterwards. */
 void store_sync(struct store_thread *t, store_done_fn done, void *arg);
 

@@ -23,6 +23,8 @@ store_put(struct store_thread *t, int64_t ms, const char *type, json_t *payload)
 
 	if (payload == NULL)
 		return -EINVAL;
+	if (t->reverting)
+		return -EBUSY; /* it would land in the file being replaced */
 	t->meta.updated_ms = ms;
 	t->used = ++t->s->clock;
 	if (t->w == NULL)
@@ -52,6 +54,10 @@ store_turn_begin(
 	if (t->turn_id[0] != '\0') {
 		*cause = xasprintf("a turn is already running: %s", t->turn_id);
 		return -EINVAL;
+	}
+	if (t->reverting) {
+		*cause = xasprintf("thread %s is being reverted", t->meta.id);
+		return -EBUSY;
 	}
 	if (p != NULL) {
 		if (p->model != NULL)

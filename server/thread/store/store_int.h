@@ -41,6 +41,7 @@ struct store_thread {
 	struct token_totals turn_tokens;
 	char *last_agent_message;
 	uint64_t used; /* store clock at its last append: the idlest give their fd back first */
+	int reverting; /* thread/revert's copy is being synced: appends are refused meanwhile */
 };
 
 TAILQ_HEAD(store_threads, store_thread);
