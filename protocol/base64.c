@@ -286,19 +286,14 @@ base64_decode_tail(
 }
 
 #if defined(__x86_64__)
-/* Bytes of v within [lo, hi] (both below 0x80) as 0xff, others 0. */
-__attribute__((target("avx2"))) static inline __m256i
-base64_in_range(__m256i v, char lo, char hi)
-{
-	return _mm256_and_si256(_mm256_cmpgt_epi8(v, _mm256_set1_epi8((char)(lo - 1))),
-		_mm256_cmpgt_epi8(_mm256_set1_epi8((char)(hi + 1)), v));
-}
-
 /*
  * Decode 32 symbols into 24 bytes per step while every byte is a symbol; returns how many
  * input bytes it decoded (a multiple of 32, at most n). The scalar loop takes over from
  * there, so errors are found and worded by one piece of code.
- * Per step: check the ranges A-Z a-z 0-9 + /; add each byte's offset to its value (looked
+ * Per step: check every byte is a symbol with two nibble lookups (the high nibble names
+ * a class: 2 for + and /, 3 for digits, 4 or 6 for A-O a-o, 5 or 7 for P-Z p-z, none for
+ * the rest; the low nibble lists the classes it is valid in; a symbol is a byte whose two
+ * lookups share a bit); add each byte's offset to its value (looked
  * up by high nibble, '/' moved to its own slot); pack pairs of 6-bit values into 12 bits
  * (maddubs), pairs of those into 24 (madd); pick the three low bytes of each 32-bit lane in
  * big-endian order, then the six used lanes side by side.
@@ -311,20 +306,25 @@ base64_decode_avx2(const uint8_t *s, size_t n, uint8_t *d)
 	const __m256i pick = _mm256_setr_epi8(2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1,
 		-1, 2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1);
 	const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7);
+	/* Classes: 1 (+ /), 2 (digits), 4 (A-O a-o), 8 (P-Z p-z); 0 for any other high nibble. */
+	const __m256i by_hi = _mm256_setr_epi8(0, 0, 1, 2, 4, 8, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		1, 2, 4, 8, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0);
+	/* Low nibble 0: 2|8; 1-9: 2|4|8; A: 4|8; B and F: 1|4; C-E: 4. */
+	const __m256i by_lo = _mm256_setr_epi8(10, 14, 14, 14, 14, 14, 14, 14, 14, 14, 12, 5, 4, 4,
+		4, 5, 10, 14, 14, 14, 14, 14, 14, 14, 14, 14, 12, 5, 4, 4, 4, 5);
 	const __m256i slash = _mm256_set1_epi8('/'), nib = _mm256_set1_epi8(0x0f);
-	__m256i v, ok, hi, val, w;
+	__m256i v, bad, hi, val, w;
 	size_t i;
 
 	for (i = 0; i + 32 <= n; i += 32) {
 		v = _mm256_loadu_si256((const __m256i *)(s + i));
-		ok = _mm256_or_si256(
-			_mm256_or_si256(base64_in_range(v, 'A', 'Z'), base64_in_range(v, 'a', 'z')),
-			_mm256_or_si256(base64_in_range(v, '0', '9'),
-				_mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('+')),
-					_mm256_cmpeq_epi8(v, slash))));
-		if ((uint32_t)_mm256_movemask_epi8(ok) != 0xffffffffu)
-			break;
 		hi = _mm256_and_si256(_mm256_srli_epi32(v, 4), nib);
+		bad = _mm256_cmpeq_epi8(
+			_mm256_and_si256(_mm256_shuffle_epi8(by_hi, hi),
+				_mm256_shuffle_epi8(by_lo, _mm256_and_si256(v, nib))),
+			_mm256_setzero_si256());
+		if (_mm256_movemask_epi8(bad) != 0)
+			break;
 		hi = _mm256_add_epi8(hi, _mm256_cmpeq_epi8(v, slash)); /* '/': slot 1 */
 		val = _mm256_add_epi8(v, _mm256_shuffle_epi8(roll, hi));
 		w = _mm256_maddubs_epi16(val, _mm256_set1_epi32(0x01400140));

@@ -317,6 +317,53 @@ test_decode_invalid_everywhere(void **state)
 	check_decode(text, n, data, sizeof data);
 }
 
+/*
+ * Every byte value at every position of the first vector step and of the one after it: a
+ * symbol decodes as the byte-at-a-time loop decodes it, anything else is its "Invalid symbol".
+ */
+static void
+test_decode_every_byte(void **state)
+{
+	static const char abc[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char text[96], want[64];
+	uint8_t out[72], ref[72];
+	size_t p, outlen, reflen, k;
+	unsigned c;
+	const char *sym;
+
+	for (k = 0; k < sizeof text; k++)
+		text[k] = abc[(k * 7 + 3) % 64];
+	for (p = 0; p < 64; p++) {
+		for (c = 0; c < 256; c++) {
+			char saved = text[p];
+
+			text[p] = (char)c;
+			sym = c != 0 ? strchr(abc, (int)c) : NULL;
+			if (sym == NULL) {
+				snprintf(want, sizeof want, "Invalid symbol %u, offset %zu.", c, p);
+				check_error_n(text, sizeof text, want);
+			} else {
+				assert_int_equal(
+					base64_decode(text, sizeof text, out, &outlen, NULL), 0);
+				assert_int_equal(outlen, 72);
+				for (reflen = 0, k = 0; k < sizeof text; k += 4) {
+					unsigned a = (unsigned)(strchr(abc, text[k]) - abc),
+						 b = (unsigned)(strchr(abc, text[k + 1]) - abc),
+						 d = (unsigned)(strchr(abc, text[k + 2]) - abc),
+						 e = (unsigned)(strchr(abc, text[k + 3]) - abc);
+
+					ref[reflen++] = (uint8_t)(a << 2 | b >> 4);
+					ref[reflen++] = (uint8_t)(b << 4 | d >> 2);
+					ref[reflen++] = (uint8_t)(d << 6 | e);
+				}
+				assert_memory_equal(out, ref, 72);
+			}
+			text[p] = saved;
+		}
+	}
+}
+
 static void
 test_decode_padding_rules(void **state)
 {
@@ -383,6 +430,7 @@ main(void)
 		cmocka_unit_test(test_vector_switch),
 		cmocka_unit_test(test_decode_invalid_symbols),
 		cmocka_unit_test(test_decode_invalid_everywhere),
+		cmocka_unit_test(test_decode_every_byte),
 		cmocka_unit_test(test_decode_padding_rules),
 		cmocka_unit_test(test_encode_speed),
 	};
