@@ -179,17 +179,16 @@ exec_stream_read(struct exec_proc *p, struct exec_stream *s)
 {
 	char *buf = exec_scratch;
 	struct exec_frame f = {0};
-	int eof = 0, frames = 0, reads = 0, deltas = p->o.streaming && p->o.frames, empty = 0;
-	size_t keep, want;
+	int eof = 0, frames = 0, reads = 0, deltas = p->o.streaming && p->o.frames;
+	size_t keep;
 	ssize_t n;
 
-	while (!empty && reads++ < 16) { /* bounded: let the other fds have a turn */
+	while (reads++ < 16) { /* bounded: let the other fds have a turn */
 		if (p->o.streaming && outq_congested(p->o.q)) {
 			s->paused = 1;
 			break;
 		}
-		want = EXEC_FRAME - f.have;
-		n = read(s->fd, buf + f.carry, want);
+		n = read(s->fd, buf + f.carry, EXEC_FRAME - f.have);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno != EAGAIN)
@@ -198,13 +197,6 @@ exec_stream_read(struct exec_proc *p, struct exec_stream *s)
 			eof |= n == 0;
 			break;
 		}
-		/*
-		 * A pipe gives all it holds: a short read left it empty, and another read would
-		 * only say EAGAIN (a system call saved per wake-up; the watcher is level-triggered,
-		 * so bytes written meanwhile wake us again). A PTY hands over a line or a buffer
-		 * at a time, so it is read until EAGAIN.
-		 */
-		empty = (size_t)n < want && !(p->flags & EXEC_PTY);
 		keep = exec_stream_cap(p, s, (size_t)n);
 		if (!p->o.streaming) {
 			exec_stream_capture(p, s, buf, keep);
