@@ -359,6 +359,8 @@ main(int argc, char **argv)
 			runs[p](&o, &rep);
 		if ((1u << p) == BENCH_PTY)
 			bench_stream_pty_ratio(&rep);
+		if ((1u << p) == BENCH_PIPE)
+			bench_stream_pipe_ceiling(&rep);
 		bench_print(&rep);
 	}
 	bench_load(load_end, sizeof load_end);

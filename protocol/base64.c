@@ -1,14 +1,16 @@
 /*
  * Base64 encoder and strict decoder (RFC 4648 section 4).
  *
- * The encoder looks up 12 bits at a time in a table of 4096 two-character
- * pairs, six input bytes (two pairs of pairs) per step of the main loop; it
- * is the hot path of streaming child output, so it must stay far above the
- * daemon's own throughput.
+ * The encoder is the hot path of streaming child output, so it must stay far
+ * above the daemon's own throughput: with AVX2 (where the CPU has it) its body
+ * turns 24 bytes into 32 symbols per step; the rest, and every byte on other
+ * CPUs, goes through the portable loop, which looks up 12 bits at a time in a
+ * table of 4096 two-character pairs, six input bytes per step.
  *
- * The decoder's body runs 32 symbols per step with AVX2 where the CPU has it
- * (APP_SERVER_NO_AVX2=1 turns that off); anything unusual goes to the
- * byte-at-a-time loop, which alone decides and words errors.
+ * The decoder's body runs 32 symbols per step with AVX2 where the CPU has it;
+ * anything unusual goes to the byte-at-a-time loop, which alone decides and
+ * words errors. APP_SERVER_NO_AVX2=1 turns both vector bodies off (the
+ * unit-scalar-base64 suite runs the tests that way).
  *
  * The decoder accepts exactly what upstream's Rust base64 crate accepts with
  * its STANDARD engine (canonical padding required, no trailing bits, no
@@ -95,9 +97,9 @@ base64_decoded_max(size_t n)
 	return (n + 3) / 4 * 3;
 }
 
-/* Encode n bytes into out: base64_encoded_len(n) characters, no NUL. */
+/* The portable encoder: base64_encoded_len(n) characters, no NUL. */
 void
-base64_encode(const void *in, size_t n, char *out)
+base64_encode_scalar(const void *in, size_t n, char *out)
 {
 	const uint8_t *s = in;
 	uint64_t w;
@@ -134,6 +136,95 @@ base64_encode(const void *in, size_t n, char *out)
 	out[1] = b64_chars[((a & 3) << 4) | (b >> 4)];
 	out[2] = n == 2 ? b64_chars[(b & 15) << 2] : '=';
 	out[3] = '=';
+}
+
+#if defined(__x86_64__)
+/*
+ * Encode 24 bytes into 32 symbols per step (the reshuffle-and-lookup method of Mula and
+ * Lemire); returns how many input bytes it encoded (a multiple of 24). Each step reads 28
+ * bytes (two 16-byte loads 12 apart), so it stops while at least 28 are left.
+ * Per step: each 128-bit lane takes 12 bytes; every 3-byte group a b c becomes the 32-bit
+ * word [b a c b] (little-endian), where the four 6-bit fields sit at known bit offsets of
+ * its two 16-bit halves (ab and bc). Two masks and two 16-bit multiplies (a high one to
+ * shift right, a low one to shift left) move each field to the low bits of its own byte.
+ * A field becomes its symbol by adding an offset chosen by its range: values 0-51 saturate
+ * to 0 after subtracting 51 and 52-63 to 1-12; 0-25 are then moved to slot 13; one byte
+ * shuffle looks the offset up.
+ */
+__attribute__((target("avx2"))) static size_t
+base64_encode_avx2(const uint8_t *s, size_t n, char *out)
+{
+	const __m256i spread = _mm256_setr_epi8(1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10,
+		1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10);
+	const __m256i offsets = _mm256_setr_epi8('a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
+		'0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '+' - 62, '/' - 63, 'A',
+		0, 0, 'a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
+		'0' - 52, '0' - 52, '0' - 52, '0' - 52, '+' - 62, '/' - 63, 'A', 0, 0);
+	const __m256i mask_02 = _mm256_set1_epi32(0x0fc0fc00),
+		      mul_02 = _mm256_set1_epi32(0x04000040);
+	const __m256i mask_13 = _mm256_set1_epi32(0x003f03f0),
+		      mul_13 = _mm256_set1_epi32(0x01000010);
+	const __m256i k51 = _mm256_set1_epi8(51), k26 = _mm256_set1_epi8(26),
+		      k13 = _mm256_set1_epi8(13);
+	__m256i v, f, slot, small;
+	size_t i;
+
+	for (i = 0; i + 28 <= n; i += 24) {
+		v = _mm256_inserti128_si256(
+			_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(s + i))),
+			_mm_loadu_si128((const __m128i *)(s + i + 12)), 1);
+		v = _mm256_shuffle_epi8(v, spread);
+		f = _mm256_or_si256(_mm256_mulhi_epu16(_mm256_and_si256(v, mask_02), mul_02),
+			_mm256_mullo_epi16(_mm256_and_si256(v, mask_13), mul_13));
+		slot = _mm256_subs_epu8(f, k51);
+		small = _mm256_cmpgt_epi8(
+			k26, f); /* fields are below 64: a signed compare is right */
+		slot = _mm256_blendv_epi8(slot, k13, small);
+		_mm256_storeu_si256(
+			(__m256i *)out, _mm256_add_epi8(f, _mm256_shuffle_epi8(offsets, slot)));
+		out += 32;
+	}
+	return i;
+}
+
+static int b64_avx2 = -1; /* unknown yet */
+
+/* Whether the vector bodies run: the CPU has AVX2 and APP_SERVER_NO_AVX2 is not set. */
+int
+base64_vector(void)
+{
+	if (b64_avx2 < 0)
+		b64_avx2 = __builtin_cpu_supports("avx2") && getenv("APP_SERVER_NO_AVX2") == NULL;
+	return b64_avx2;
+}
+
+/* The input bytes encoded by the vector loop, when the CPU has one. */
+static size_t
+base64_encode_fast(const uint8_t *s, size_t n, char *out)
+{
+	return n >= 28 && base64_vector() ? base64_encode_avx2(s, n, out) : 0;
+}
+#else
+int
+base64_vector(void)
+{
+	return 0;
+}
+
+static size_t
+base64_encode_fast(const uint8_t *s, size_t n, char *out)
+{
+	return 0;
+}
+#endif
+
+/* Encode n bytes into out: base64_encoded_len(n) characters, no NUL. */
+void
+base64_encode(const void *in, size_t n, char *out)
+{
+	size_t done = base64_encode_fast(in, n, out);
+
+	base64_encode_scalar((const uint8_t *)in + done, n - done, out + done / 3 * 4);
 }
 
 /* Hand back an "Invalid symbol" message for byte c at offset off. */
@@ -195,19 +286,14 @@ base64_decode_tail(
 }
 
 #if defined(__x86_64__)
-/* Bytes of v within [lo, hi] (both below 0x80) as 0xff, others 0. */
-__attribute__((target("avx2"))) static inline __m256i
-base64_in_range(__m256i v, char lo, char hi)
-{
-	return _mm256_and_si256(_mm256_cmpgt_epi8(v, _mm256_set1_epi8((char)(lo - 1))),
-		_mm256_cmpgt_epi8(_mm256_set1_epi8((char)(hi + 1)), v));
-}
-
 /*
  * Decode 32 symbols into 24 bytes per step while every byte is a symbol; returns how many
  * input bytes it decoded (a multiple of 32, at most n). The scalar loop takes over from
  * there, so errors are found and worded by one piece of code.
- * Per step: check the ranges A-Z a-z 0-9 + /; add each byte's offset to its value (looked
+ * Per step: check every byte is a symbol with two nibble lookups (the high nibble names
+ * a class: 2 for + and /, 3 for digits, 4 or 6 for A-O a-o, 5 or 7 for P-Z p-z, none for
+ * the rest; the low nibble lists the classes it is valid in; a symbol is a byte whose two
+ * lookups share a bit); add each byte's offset to its value (looked
  * up by high nibble, '/' moved to its own slot); pack pairs of 6-bit values into 12 bits
  * (maddubs), pairs of those into 24 (madd); pick the three low bytes of each 32-bit lane in
  * big-endian order, then the six used lanes side by side.
@@ -220,20 +306,25 @@ base64_decode_avx2(const uint8_t *s, size_t n, uint8_t *d)
 	const __m256i pick = _mm256_setr_epi8(2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1,
 		-1, 2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1);
 	const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7);
+	/* Classes: 1 (+ /), 2 (digits), 4 (A-O a-o), 8 (P-Z p-z); 0 for any other high nibble. */
+	const __m256i by_hi = _mm256_setr_epi8(0, 0, 1, 2, 4, 8, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		1, 2, 4, 8, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0);
+	/* Low nibble 0: 2|8; 1-9: 2|4|8; A: 4|8; B and F: 1|4; C-E: 4. */
+	const __m256i by_lo = _mm256_setr_epi8(10, 14, 14, 14, 14, 14, 14, 14, 14, 14, 12, 5, 4, 4,
+		4, 5, 10, 14, 14, 14, 14, 14, 14, 14, 14, 14, 12, 5, 4, 4, 4, 5);
 	const __m256i slash = _mm256_set1_epi8('/'), nib = _mm256_set1_epi8(0x0f);
-	__m256i v, ok, hi, val, w;
+	__m256i v, bad, hi, val, w;
 	size_t i;
 
 	for (i = 0; i + 32 <= n; i += 32) {
 		v = _mm256_loadu_si256((const __m256i *)(s + i));
-		ok = _mm256_or_si256(
-			_mm256_or_si256(base64_in_range(v, 'A', 'Z'), base64_in_range(v, 'a', 'z')),
-			_mm256_or_si256(base64_in_range(v, '0', '9'),
-				_mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('+')),
-					_mm256_cmpeq_epi8(v, slash))));
-		if ((uint32_t)_mm256_movemask_epi8(ok) != 0xffffffffu)
-			break;
 		hi = _mm256_and_si256(_mm256_srli_epi32(v, 4), nib);
+		bad = _mm256_cmpeq_epi8(
+			_mm256_and_si256(_mm256_shuffle_epi8(by_hi, hi),
+				_mm256_shuffle_epi8(by_lo, _mm256_and_si256(v, nib))),
+			_mm256_setzero_si256());
+		if (_mm256_movemask_epi8(bad) != 0)
+			break;
 		hi = _mm256_add_epi8(hi, _mm256_cmpeq_epi8(v, slash)); /* '/': slot 1 */
 		val = _mm256_add_epi8(v, _mm256_shuffle_epi8(roll, hi));
 		w = _mm256_maddubs_epi16(val, _mm256_set1_epi32(0x01400140));
@@ -246,15 +337,11 @@ base64_decode_avx2(const uint8_t *s, size_t n, uint8_t *d)
 	return i;
 }
 
-static int b64_avx2 = -1; /* unknown yet */
-
 /* The body's bytes decoded by the vector loop, when the CPU has one. */
 static size_t
 base64_decode_fast(const uint8_t *s, size_t n, uint8_t *d)
 {
-	if (b64_avx2 < 0)
-		b64_avx2 = __builtin_cpu_supports("avx2") && getenv("APP_SERVER_NO_AVX2") == NULL;
-	return b64_avx2 ? base64_decode_avx2(s, n, d) : 0;
+	return base64_vector() ? base64_decode_avx2(s, n, d) : 0;
 }
 #else
 static size_t

@@ -14,6 +14,10 @@
 size_t base64_encoded_len(size_t n);
 /* Encode n bytes into out (base64_encoded_len(n) bytes; no NUL is written). */
 void base64_encode(const void *in, size_t n, char *out);
+/* The same without the vector body: the reference the vector path is tested against. */
+void base64_encode_scalar(const void *in, size_t n, char *out);
+/* 1 when the AVX2 bodies run (the CPU has AVX2 and APP_SERVER_NO_AVX2 is unset), else 0. */
+int base64_vector(void);
 /* Upper bound of the decoded size of n input characters. */
 size_t base64_decoded_max(size_t n);
 /*

@@ -89,6 +89,7 @@ char *bench_exec_req(long id, json_t *argv, const char *process_id, int tty);
 
 /* exec_stream.c */
 void bench_stream_pipe(const struct bench_exec_opts *o, struct bench_report *rep);
+void bench_stream_pipe_ceiling(struct bench_report *rep);
 void bench_stream_pty(const struct bench_exec_opts *o, struct bench_report *rep);
 void bench_stream_pty_ratio(struct bench_report *rep);
 void bench_stream_slow(const struct bench_exec_opts *o, struct bench_report *rep);

@@ -314,6 +314,39 @@ bench_stream_pipe(const struct bench_exec_opts *o, struct bench_report *rep)
 			"random bytes (base64 of them is 33 % more wire bytes) / the same raw reads");
 }
 
+/*
+ * The best pipe_zero_vs_raw these runs' CPU allows on this machine's CPUs: the raw pair runs
+ * one process per CPU, so it takes at least its busier process's CPU time; the daemon path is
+ * three processes (the command, the daemon, this client), at least their sum over the CPUs
+ * and at least the busiest one. A ratio far below this ceiling points at waiting (the daemon
+ * or the client idle while the other works), one near it at the machine.
+ */
+void
+bench_stream_pipe_ceiling(struct bench_report *rep)
+{
+	double head = bench_median_of(rep, "pipe_raw_child_cpu");
+	double reader = bench_median_of(rep, "pipe_raw_reader_cpu");
+	double child = bench_median_of(rep, "pipe_zero_child_cpu");
+	double daemon = bench_median_of(rep, "pipe_zero_daemon_cpu");
+	double client = bench_median_of(rep, "pipe_zero_client_cpu");
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	double raw, path;
+	char note[160];
+
+	if (head <= 0 || reader <= 0 || child <= 0 || daemon <= 0 || client <= 0 || ncpu < 1)
+		return;
+	raw = head > reader ? head : reader;
+	path = (child + daemon + client) / (double)(ncpu < 3 ? ncpu : 3);
+	path = path > child ? path : child;
+	path = path > daemon ? path : daemon;
+	path = path > client ? path : client;
+	snprintf(note, sizeof note,
+		"the best zeros/raw ratio the medians' CPU allows on %ld CPU%s (raw %.3f s, daemon path "
+		"%.3f s)",
+		ncpu, ncpu == 1 ? "" : "s", raw, path);
+	bench_val(rep, "pipe_zero_cpu_ceiling", 100 * raw / path, "%", 0, 0, note);
+}
+
 /* PTY streaming (tty:true) against a PTY read straight by this client. */
 void
 bench_stream_pty(const struct bench_exec_opts *o, struct bench_report *rep)

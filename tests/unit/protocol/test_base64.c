@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "protocol/base64.h"
+#include "tests/helpers/skip_note.h"
 
 #define CANARY 0xa5
 
@@ -187,6 +188,81 @@ test_roundtrip_every_length(void **state)
 	}
 }
 
+/*
+ * The encoder (the AVX2 body where the CPU has it) against the portable loop and the
+ * bit-at-a-time reference: every length 0..200 at every alignment 0..31, on bytes that
+ * reach every symbol, and on random buffers. The unit-scalar-base64 suite runs this again
+ * with APP_SERVER_NO_AVX2=1, where both sides are the portable loop.
+ */
+static void
+test_encode_matches_scalar(void **state)
+{
+	uint8_t buf[4096 + 32];
+	char want[8192], got[8192 + 16], ref[8192];
+	size_t n, off, i, len;
+	int pattern, round;
+
+	print_message("vector encoder: %s\n", base64_vector() ? "on (AVX2)" : "off");
+	srand(7);
+	for (pattern = 0; pattern < 5; pattern++) {
+		for (i = 0; i < sizeof buf; i++)
+			buf[i] = pattern == 0  ? (uint8_t)rand()
+				: pattern == 1 ? 0xff
+				: pattern == 2 ? 0
+				: pattern == 3 ? (uint8_t)i
+					       : (uint8_t)(i * 0x5b + (i >> 3));
+		for (n = 0; n <= 200; n++) {
+			for (off = 0; off < 32; off++) {
+				len = base64_encoded_len(n);
+				base64_encode_scalar(buf + off, n, want);
+				ref_encode(buf + off, n, ref);
+				assert_memory_equal(want, ref, len);
+				check_encode(buf + off, n, want, len);
+			}
+		}
+	}
+	/* Random buffers of random lengths, up to a full 4 KiB. */
+	for (round = 0; round < 2000; round++) {
+		n = (size_t)rand() % 4097;
+		off = (size_t)rand() % 32;
+		for (i = 0; i < n; i++)
+			buf[off + i] = (uint8_t)rand();
+		len = base64_encoded_len(n);
+		base64_encode_scalar(buf + off, n, want);
+		memset(got, CANARY, len + 16);
+		base64_encode(buf + off, n, got);
+		assert_memory_equal(got, want, len);
+		for (i = len; i < len + 16; i++)
+			assert_int_equal((uint8_t)got[i], CANARY);
+	}
+	/* Each 6-bit value at each of the 32 positions of a vector step. */
+	for (i = 0; i < 64 * 32; i++) {
+		uint8_t in[48] = {0};
+		size_t bit = (i % 32) * 6;
+		unsigned v = (unsigned)(i / 32), k;
+
+		for (k = 0; k < 6; k++)
+			if (v & (0x20u >> k))
+				in[(bit + k) / 8] |= (uint8_t)(0x80 >> ((bit + k) % 8));
+		ref_encode(in, sizeof in, ref);
+		check_encode(in, sizeof in, ref, 64);
+	}
+}
+
+/* With APP_SERVER_NO_AVX2 set the vector bodies are off, as the scalar suite relies on. */
+static void
+test_vector_switch(void **state)
+{
+	if (getenv("APP_SERVER_NO_AVX2") != NULL)
+		assert_int_equal(base64_vector(), 0);
+#if defined(__x86_64__)
+	else if (__builtin_cpu_supports("avx2"))
+		assert_int_equal(base64_vector(), 1);
+#endif
+	else
+		skip_test("this CPU has no AVX2: only the portable encoder runs");
+}
+
 static void
 test_decode_invalid_symbols(void **state)
 {
@@ -239,6 +315,53 @@ test_decode_invalid_everywhere(void **state)
 		}
 	}
 	check_decode(text, n, data, sizeof data);
+}
+
+/*
+ * Every byte value at every position of the first vector step and of the one after it: a
+ * symbol decodes as the byte-at-a-time loop decodes it, anything else is its "Invalid symbol".
+ */
+static void
+test_decode_every_byte(void **state)
+{
+	static const char abc[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char text[96], want[64];
+	uint8_t out[72], ref[72];
+	size_t p, outlen, reflen, k;
+	unsigned c;
+	const char *sym;
+
+	for (k = 0; k < sizeof text; k++)
+		text[k] = abc[(k * 7 + 3) % 64];
+	for (p = 0; p < 64; p++) {
+		for (c = 0; c < 256; c++) {
+			char saved = text[p];
+
+			text[p] = (char)c;
+			sym = c != 0 ? strchr(abc, (int)c) : NULL;
+			if (sym == NULL) {
+				snprintf(want, sizeof want, "Invalid symbol %u, offset %zu.", c, p);
+				check_error_n(text, sizeof text, want);
+			} else {
+				assert_int_equal(
+					base64_decode(text, sizeof text, out, &outlen, NULL), 0);
+				assert_int_equal(outlen, 72);
+				for (reflen = 0, k = 0; k < sizeof text; k += 4) {
+					unsigned a = (unsigned)(strchr(abc, text[k]) - abc),
+						 b = (unsigned)(strchr(abc, text[k + 1]) - abc),
+						 d = (unsigned)(strchr(abc, text[k + 2]) - abc),
+						 e = (unsigned)(strchr(abc, text[k + 3]) - abc);
+
+					ref[reflen++] = (uint8_t)(a << 2 | b >> 4);
+					ref[reflen++] = (uint8_t)(b << 4 | d >> 2);
+					ref[reflen++] = (uint8_t)(d << 6 | e);
+				}
+				assert_memory_equal(out, ref, 72);
+			}
+			text[p] = saved;
+		}
+	}
 }
 
 static void
@@ -303,8 +426,11 @@ main(void)
 		cmocka_unit_test(test_rfc4648_vectors),
 		cmocka_unit_test(test_lengths),
 		cmocka_unit_test(test_roundtrip_every_length),
+		cmocka_unit_test(test_encode_matches_scalar),
+		cmocka_unit_test(test_vector_switch),
 		cmocka_unit_test(test_decode_invalid_symbols),
 		cmocka_unit_test(test_decode_invalid_everywhere),
+		cmocka_unit_test(test_decode_every_byte),
 		cmocka_unit_test(test_decode_padding_rules),
 		cmocka_unit_test(test_encode_speed),
 	};
