@@ -185,6 +185,9 @@ const struct pmethod pmethods[] = {
 	{"skills/changed", PM_NOTIFICATION, "SkillsChangedNotification", NULL, "v2", NULL},
 	{"review/start", PM_REQUEST, "ReviewStartParams", "ReviewStartResponse", "v2",
 		"Start a code review as a turn of the thread (inline delivery)."},
+	{"thread/shellCommand", PM_REQUEST, "ThreadShellCommandParams",
+		"ThreadShellCommandResponse", "v2",
+		"Run the user's own shell command in the thread, unsandboxed (a `!cmd`)."},
 	{"configWarning", PM_NOTIFICATION, "ConfigWarningNotification", NULL, "v2",
 		"A problem with the configuration (e.g. config.toml does not parse)."},
 	{NULL},
@@ -192,7 +195,8 @@ const struct pmethod pmethods[] = {
 
 static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config, pdefs_fs,
 	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills, pdefs_config_write,
-	pdefs_startup, pdefs_requirements, pdefs_review, pdefs_history};
+	pdefs_startup, pdefs_requirements, pdefs_review, pdefs_history,
+	pdefs_shellcmd};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

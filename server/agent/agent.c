@@ -342,6 +342,8 @@ agent_end(struct agent_turn *t)
 	agent_shell_kill_all(a);
 	agent_set_waiting(t, 0);
 	agent_review_end(t, st); /* a review's results join the history, before the turn ends */
+	if (t->shell_only)
+		agent_user_shell_steered(t); /* input given meanwhile: recorded, not answered */
 	if (a->c.thread != NULL)
 		store_turn_end(a->c.thread,
 			st == AGENT_COMPLETED	     ? STORE_TURN_COMPLETED
@@ -374,6 +376,8 @@ agent_advance(struct agent_turn *t)
 		json_decref(t->user_input);
 		t->user_input = NULL;
 	}
+	if (t->user_running > 0)
+		agent_user_shell_launch(t); /* thread/shellCommand's, after turn/started */
 	if (t->steer_cut) {
 		/* Steered while the model answered: that answer is cut, the model hears the input.
 		 */
@@ -384,7 +388,7 @@ agent_advance(struct agent_turn *t)
 		}
 	}
 	if (t->phase == PHASE_ENDING) {
-		if (t->req != NULL || t->busy)
+		if (t->req != NULL || t->busy || t->user_running > 0)
 			return; /* their completion kicks us again */
 		agent_end(t);
 		return;
@@ -565,6 +569,7 @@ agent_turn_interrupt(struct agent_turn *t)
 	t->interrupted = 1;
 	agent_model_cancel(t);
 	agent_tools_abort(t);
+	agent_user_shell_abort(t); /* killed now: their items complete before done */
 	t->phase = PHASE_ENDING;
 	agent_kick(t);
 }
@@ -645,4 +650,5 @@ agent_resume(struct agent *a)
 			exec_resume(a->sessions[i]->proc);
 	if (a->turn != NULL && a->turn->cmd != NULL && a->turn->cmd->proc != NULL)
 		exec_resume(a->turn->cmd->proc);
+	agent_user_shell_resume(a);
 }

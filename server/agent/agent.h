@@ -161,6 +161,22 @@ int agent_review_start(struct agent *a, const struct agent_turn_opts *o, const c
 	const struct agent_sink *sink, void *arg, char **cause);
 void agent_review_entered(struct agent_turn *t, const char *hint);
 
+/*
+ * thread/shellCommand (user_shell.c): the user's script, run by the thread's shell (-lc, its
+ * syntax kept) in the thread's cwd WITHOUT the sandbox, as upstream documents, killed (its
+ * whole tree) after timeout_ms, on interrupt, or when the thread goes. Its output streams as
+ * a commandExecution item (source userShell); at its end the model's history gets upstream's
+ * <user_shell_command> record. With a turn running it joins that turn (which then ends only
+ * after it); else it starts a turn of its own with o's settings, ending with its commands:
+ * *new_turn says which (the caller reports turn/started before the item starts, from the
+ * loop). 0, or -1 with *cause.
+ */
+int agent_user_shell(struct agent *a, const struct agent_turn_opts *o, const char *script,
+	long long timeout_ms, const struct agent_sink *sink, void *arg, int *new_turn,
+	char **cause);
+/* Whether the turn is one of user shell commands alone (no model). */
+int agent_turn_shell_only(const struct agent_turn *t);
+
 /* thread/compact/start: compact the history now (as its own turn); 0 or -1 with *cause. */
 int agent_compact_start(struct agent *a, const struct agent_turn_opts *o,
 	const struct agent_sink *sink, void *arg, char **cause);

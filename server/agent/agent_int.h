@@ -121,6 +121,13 @@ struct agent_cmd {
 	int timed_out;
 	int exit_code;
 	int retried; /* re-run without the sandbox after a denial */
+	/* thread/shellCommand (user_shell.c): no model call; its end and records are its own. */
+	bool user;
+	bool launched;		     /* its item started and it was spawned */
+	char *script;		     /* the user's command as typed */
+	struct buf std[2];	     /* stdout, stderr apart (a timeout's error text) */
+	int64_t spawned_ns;	     /* CLOCK_MONOTONIC at the spawn */
+	struct agent_cmd *next_user; /* the thread's list */
 };
 
 enum agent_history_state {
@@ -149,6 +156,8 @@ struct agent {
 	json_t *dynamic_tools;	       /* DynamicToolSpec[] of the thread, or NULL */
 	agent_review_cb review_cb;
 	void *review_arg;
+	struct agent_cmd *user_cmds; /* thread/shellCommand's commands running (user_shell.c) */
+	unsigned n_user;
 };
 
 struct agent_turn {
@@ -190,6 +199,10 @@ struct agent_turn {
 	json_t *error;		     /* TurnError of a failed turn */
 	int waiting;		     /* the sink was told we wait on the client */
 	struct agent_review *review; /* a review turn's state (agent_review.c), or NULL */
+	/* thread/shellCommand: a turn of the user's commands alone (no model), and how many of
+	 * the thread's user commands run in this turn (it ends after them). */
+	int shell_only;
+	unsigned user_running;
 };
 
 /* agent.c */
@@ -257,6 +270,14 @@ void agent_cmd_start(struct agent_cmd *c);
 void agent_cmd_release(struct agent_cmd *c);
 void agent_cmd_answer(struct agent_cmd *c, int running);
 void agent_shell_kill_all(struct agent *a);
+/* user_shell.c */
+void agent_user_shell_launch(struct agent_turn *t);
+void agent_user_shell_output(struct agent_cmd *c, int stream, const char *data, size_t n);
+void agent_user_shell_done(struct agent_cmd *c);
+void agent_user_shell_failed(struct agent_cmd *c, const char *cause);
+void agent_user_shell_abort(struct agent_turn *t);
+void agent_user_shell_steered(struct agent_turn *t);
+void agent_user_shell_resume(struct agent *a);
 /* agent_patch.c */
 enum agent_patch_form {
 	AGENT_PATCH_TOOL,  /* the apply_patch tool: exec-style text */

@@ -80,6 +80,9 @@ agent_cmd_free(struct agent_cmd *c)
 	free(c->cache_key);
 	tool_headtail_free(&c->agg);
 	buf_free(&c->out);
+	free(c->script);
+	buf_free(&c->std[0]);
+	buf_free(&c->std[1]);
 	free(c);
 }
 
@@ -145,8 +148,8 @@ agent_cmd_answer(struct agent_cmd *c, int running)
 	double wall = (double)(agent_now_ms() - c->call_ms) / 1000.0;
 	size_t len;
 
-	if (c->answered || c->t == NULL)
-		return;
+	if (c->answered || c->t == NULL || c->user)
+		return; /* the user's own commands answer no model call */
 	c->answered = 1;
 	out = utf8_lossy(c->out.ptr != NULL ? c->out.ptr : "", c->out.len, &len);
 	if (c->tool == AGENT_TOOL_EXEC) {
@@ -233,7 +236,8 @@ agent_cmd_output(void *arg, int stream, const char *data, size_t n)
 {
 	struct agent_cmd *c = arg;
 
-	(void)stream;
+	if (c->user)
+		agent_user_shell_output(c, stream, data, n);
 	tool_headtail_add(&c->agg, data, n);
 	c->out_total += n;
 	if (c->out.len < c->out.max)
@@ -280,6 +284,10 @@ agent_cmd_done(struct exec_proc *p, void *arg)
 	c->timed_out = c->timeout_ms >= 0 && c->exit_code == 124;
 	ev_timer_stop(c->a->c.loop, &c->yield);
 	agent_cmd_delta(c, "", 0, 1);
+	if (c->user) {
+		agent_user_shell_done(c); /* the user's command: its own end (user_shell.c) */
+		return;
+	}
 	if (t != NULL && agent_shell_denied(c))
 		return; /* asked about a re-run without the sandbox, or re-running */
 	if (c->session != 0 && c->answered) {
@@ -330,6 +338,10 @@ agent_cmd_spawn_failed(struct agent_cmd *c, const char *cause)
 {
 	const char *why = cause != NULL ? cause : "failed to spawn command";
 
+	if (c->user) {
+		agent_user_shell_failed(c, why);
+		return;
+	}
 	tool_headtail_add(&c->agg, why, strlen(why));
 	buf_adds(&c->out, why);
 	c->out_total += strlen(why);

@@ -23,5 +23,6 @@ const struct rpc_method *const api_methods[] = {
 	api_startup_methods,
 	api_goals_methods,
 	api_history_methods,
+	api_shellcmd_methods,
 	NULL,
 };

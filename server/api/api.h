@@ -44,6 +44,8 @@ extern const struct rpc_method api_config_methods[];
 /* config_requirements.c: configRequirements/read */
 extern const struct rpc_method api_config_requirements_methods[];
 extern const struct rpc_method api_turn_methods[];
+/* shellcmd/shellcmd.c: thread/shellCommand */
+extern const struct rpc_method api_shellcmd_methods[];
 extern const struct rpc_method api_thread_methods[];
 extern const struct rpc_method api_thread_read_methods[];
 extern const struct rpc_method api_thread_ops_methods[];

@@ -148,6 +148,12 @@ turn_thread_get(struct session *s, const char *id)
 	return tt;
 }
 
+struct turn_thread *
+turn_api_thread(struct session *s, const char *thread_id)
+{
+	return turn_thread_get(s, thread_id);
+}
+
 /*
  * The thread's shell snapshot for its cwd now (taken once, again when the cwd changed),
  * unless config.toml says `[features] shell_snapshot = false` (upstream's switch).
@@ -261,6 +267,12 @@ turn_opts(struct turn_thread *tt, json_t *input, json_t *output_schema, struct a
 	return 0;
 }
 
+int
+turn_api_opts(struct turn_thread *tt, json_t *input, struct agent_turn_opts *o, char **cause)
+{
+	return turn_opts(tt, input, NULL, o, cause);
+}
+
 /* The wire Turn of a turn just started. */
 static json_t *
 turn_json_started(const char *id)
@@ -366,6 +378,12 @@ turn_interrupt(struct session *s, struct rpc_req *req, json_t *params)
 
 	if (t == NULL)
 		return;
+	if (agent_turn_shell_only(t)) {
+		/* upstream's order for the user's commands: their items end, then {} */
+		agent_turn_interrupt(t);
+		rpc_reply(req, json_object());
+		return;
+	}
 	/* {} first; the turn then ends (interrupted) as soon as what it runs is stopped. */
 	rpc_reply(req, json_object());
 	agent_turn_interrupt(t);

@@ -41,6 +41,7 @@ struct turn_thread {
 	json_t *last_message;	   /* the last agentMessage item: turn/completed's items */
 	struct turn_pending *pend; /* approvals asked and not resolved */
 	json_t *resolved_later;	   /* request ids to resolve after turn/completed */
+	int shell_only;		   /* a turn of thread/shellCommand's alone: items notLoaded */
 };
 
 extern const struct agent_sink turn_sink;
@@ -53,6 +54,10 @@ void turn_sink_clear(struct turn_thread *tt);
 
 /* A thread was started, resumed or forked: its shell snapshot is taken now (upstream's). */
 void turn_api_thread_opened(struct session *s, const char *thread_id);
+/* The turn side of a loaded thread (made the first time), or NULL when it is not loaded. */
+struct turn_thread *turn_api_thread(struct session *s, const char *thread_id);
+/* What a turn of tt runs with now (its settings, input borrowed); 0 or -1 with *cause. */
+int turn_api_opts(struct turn_thread *tt, json_t *input, struct agent_turn_opts *o, char **cause);
 /* Whether a turn of this thread is running. */
 int turn_api_running(struct session *s, const char *thread_id);
 /* The output queue drained: every thread's commands read on. */

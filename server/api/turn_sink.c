@@ -210,11 +210,12 @@ turn_sink_done(void *arg, enum agent_status status, json_t *error)
 	tt->ending = 1;
 	if (tt->last_message != NULL)
 		json_array_append(items, tt->last_message);
+	/* a turn of the user's shell commands alone: upstream sends no summary of it */
 	turn = json_pack("{s:s, s:s, s:o, s:s, s:s, s:O?, s:I, s:I, s:I}", "id", tt->turn_id,
-		"rootTurnId", tt->turn_id, "items", items, "itemsView", "summary", "status",
-		names[status], "error", error, "startedAt", (json_int_t)(tt->started_ms / 1000),
-		"completedAt", (json_int_t)(now / 1000), "durationMs",
-		(json_int_t)(now - tt->started_ms));
+		"rootTurnId", tt->turn_id, "items", items, "itemsView",
+		tt->shell_only ? "notLoaded" : "summary", "status", names[status], "error", error,
+		"startedAt", (json_int_t)(tt->started_ms / 1000), "completedAt",
+		(json_int_t)(now / 1000), "durationMs", (json_int_t)(now - tt->started_ms));
 	if (json_object_get(turn, "error") == NULL)
 		json_object_set_new(turn, "error", json_null());
 	turn_sink_status(tt, "idle", 0);
@@ -226,6 +227,7 @@ turn_sink_done(void *arg, enum agent_status status, json_t *error)
 	json_decref(tt->last_message);
 	tt->last_message = NULL;
 	tt->ending = 0;
+	tt->shell_only = 0;
 }
 
 void

@@ -2729,6 +2729,17 @@ class ThreadInjectItemsResponse(TypedDict, total=False):
     pass
 
 
+class ThreadShellCommandParams(TypedDict, total=False):
+    #: Shell command string evaluated by the thread's configured shell. Unlike `command/exec`, this intentionally preserves shell syntax such as pipes, redirects, and quoting. This runs unsandboxed with full access rather than inheriting the thread sandbox policy.
+    command: Required[str]
+    threadId: Required[str]
+    #: Maximum execution time in milliseconds. Defaults to one hour when omitted or null. Must be non-negative; zero requests an immediate timeout, not unlimited execution. Does not affect the immediate RPC acknowledgement.
+    timeoutMs: Optional[int]
+
+
+ThreadShellCommandResponse: TypeAlias = Dict[str, JsonValue]
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -2792,6 +2803,7 @@ CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "skills/config/write": ("SkillsConfigWriteParams", "SkillsConfigWriteResponse"),
     "skills/extraRoots/set": ("SkillsExtraRootsSetParams", "SkillsExtraRootsSetResponse"),
     "review/start": ("ReviewStartParams", "ReviewStartResponse"),
+    "thread/shellCommand": ("ThreadShellCommandParams", "ThreadShellCommandResponse"),
 }
 
 CLIENT_NOTIFICATIONS: Dict[str, Optional[str]] = {
@@ -3078,6 +3090,10 @@ class RequestMethods:
         """Start a code review as a turn of the thread (inline delivery)."""
         return self.request("review/start", params)
 
+    def thread_shell_command(self, params: ThreadShellCommandParams) -> ThreadShellCommandResponse:
+        """Run the user's own shell command in the thread, unsandboxed (a `!cmd`)."""
+        return self.request("thread/shellCommand", params)
+
 
 class AsyncRequestMethods:
     """Typed wrappers of request(), one per client request of the protocol."""
@@ -3319,3 +3335,7 @@ class AsyncRequestMethods:
     async def review_start(self, params: ReviewStartParams) -> ReviewStartResponse:
         """Start a code review as a turn of the thread (inline delivery)."""
         return await self.request("review/start", params)
+
+    async def thread_shell_command(self, params: ThreadShellCommandParams) -> ThreadShellCommandResponse:
+        """Run the user's own shell command in the thread, unsandboxed (a `!cmd`)."""
+        return await self.request("thread/shellCommand", params)

@@ -2717,6 +2717,20 @@ export type ThreadInjectItemsParams = {
 export type ThreadInjectItemsResponse = {
 };
 
+export type ThreadShellCommandParams = {
+  /**
+   * Shell command string evaluated by the thread's configured shell. Unlike `command/exec`, this intentionally preserves shell syntax such as pipes, redirects, and quoting. This runs unsandboxed with full access rather than inheriting the thread sandbox policy.
+   */
+  command: string;
+  threadId: string;
+  /**
+   * Maximum execution time in milliseconds. Defaults to one hour when omitted or null. Must be non-negative; zero requests an immediate timeout, not unlimited execution. Does not affect the immediate RPC acknowledgement.
+   */
+  timeoutMs?: number | null;
+};
+
+export type ThreadShellCommandResponse = { [key in string]?: JsonValue };
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -2778,7 +2792,8 @@ export type ClientRequest =
   | { method: "skills/list"; id: RequestId; params: SkillsListParams }
   | { method: "skills/config/write"; id: RequestId; params: SkillsConfigWriteParams }
   | { method: "skills/extraRoots/set"; id: RequestId; params: SkillsExtraRootsSetParams }
-  | { method: "review/start"; id: RequestId; params: ReviewStartParams };
+  | { method: "review/start"; id: RequestId; params: ReviewStartParams }
+  | { method: "thread/shellCommand"; id: RequestId; params: ThreadShellCommandParams };
 
 export type ClientNotification =
   | { method: "initialized" };
@@ -3038,6 +3053,10 @@ export interface ClientRequestMap {
    * Start a code review as a turn of the thread (inline delivery).
    */
   "review/start": { params: ReviewStartParams; result: ReviewStartResponse };
+  /**
+   * Run the user's own shell command in the thread, unsandboxed (a `!cmd`).
+   */
+  "thread/shellCommand": { params: ThreadShellCommandParams; result: ThreadShellCommandResponse };
 }
 
 /** Client-to-server notifications by method: params type. */
