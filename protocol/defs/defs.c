@@ -160,6 +160,9 @@ const struct pmethod pmethods[] = {
 		NULL, "May this command run?"},
 	{"item/fileChange/requestApproval", PM_SERVER_REQUEST, "FileChangeRequestApprovalParams",
 		"FileChangeRequestApprovalResponse", NULL, "May this patch be written?"},
+	{"item/tool/requestUserInput", PM_SERVER_REQUEST, "ToolRequestUserInputParams",
+		"ToolRequestUserInputResponse", NULL,
+		"request_user_input in Plan mode: the model's questions for the user."},
 	{"initialized", PM_CLIENT_NOTIFICATION, NULL, NULL, "v1", NULL},
 	{"command/exec/outputDelta", PM_NOTIFICATION, "CommandExecOutputDeltaNotification", NULL,
 		"v2", "Output of a streaming command/exec, base64-encoded."},
@@ -186,7 +189,7 @@ const struct pmethod pmethods[] = {
 
 static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config, pdefs_fs,
 	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills, pdefs_config_write,
-	pdefs_startup, pdefs_requirements, pdefs_review};
+	pdefs_startup, pdefs_requirements, pdefs_review, pdefs_user_input};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

@@ -91,6 +91,7 @@ extern const struct pdef pdefs_turn[];
 extern const struct pdef pdefs_profiles[];
 extern const struct pdef pdefs_skills[];
 extern const struct pdef pdefs_review[];
+extern const struct pdef pdefs_user_input[];
 extern const struct pdef pdefs_config_write[];
 extern const struct pdef pdefs_startup[];
 extern const struct pdef pdefs_requirements[];
