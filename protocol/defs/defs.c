@@ -166,6 +166,9 @@ const struct pmethod pmethods[] = {
 		NULL, "May this command run?"},
 	{"item/fileChange/requestApproval", PM_SERVER_REQUEST, "FileChangeRequestApprovalParams",
 		"FileChangeRequestApprovalResponse", NULL, "May this patch be written?"},
+	{"item/tool/requestUserInput", PM_SERVER_REQUEST, "ToolRequestUserInputParams",
+		"ToolRequestUserInputResponse", NULL,
+		"request_user_input in Plan mode: the model's questions for the user."},
 	{"initialized", PM_CLIENT_NOTIFICATION, NULL, NULL, "v1", NULL},
 	{"command/exec/outputDelta", PM_NOTIFICATION, "CommandExecOutputDeltaNotification", NULL,
 		"v2", "Output of a streaming command/exec, base64-encoded."},
@@ -195,8 +198,8 @@ const struct pmethod pmethods[] = {
 
 static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config, pdefs_fs,
 	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills, pdefs_config_write,
-	pdefs_startup, pdefs_requirements, pdefs_review, pdefs_history,
-	pdefs_shellcmd};
+	pdefs_startup, pdefs_requirements, pdefs_review, pdefs_history, pdefs_shellcmd,
+	pdefs_user_input};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

@@ -92,6 +92,7 @@ extern const struct pdef pdefs_profiles[];
 extern const struct pdef pdefs_skills[];
 extern const struct pdef pdefs_review[];
 extern const struct pdef pdefs_shellcmd[];
+extern const struct pdef pdefs_user_input[];
 extern const struct pdef pdefs_config_write[];
 extern const struct pdef pdefs_startup[];
 extern const struct pdef pdefs_requirements[];

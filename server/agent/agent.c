@@ -437,6 +437,7 @@ agent_turn_copy(struct agent_turn *t, const struct agent_turn_opts *o)
 	t->o.effort = o->effort != NULL ? xstrdup(o->effort) : NULL;
 	t->o.summary = o->summary != NULL ? xstrdup(o->summary) : NULL;
 	t->o.collab_message = NULL; /* used at the start only (agent_collab) */
+	t->o.collab_mode = NULL;    /* likewise (agent_turn_start) */
 	t->provider = config_provider_dup(o->provider);
 	t->o.provider = t->provider;
 	if (t->o.context_window <= 0)
@@ -533,6 +534,9 @@ agent_turn_start(struct agent *a, const struct agent_turn_opts *o, const struct 
 		return -1;
 	}
 	agent_collab(a, o->collab_message);
+	if (o->collab_mode != NULL)
+		a->plan_mode = strcmp(o->collab_mode, "plan") == 0;
+	t->plan_mode = a->plan_mode;
 	/* The model's first new input; its item is reported from the loop (agent_advance). */
 	if (a->c.thread != NULL)
 		store_append_response_item(a->c.thread, user);

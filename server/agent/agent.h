@@ -123,6 +123,9 @@ struct agent_turn_opts {
 	/* A collaboration mode's developer message (collab_mode.h) this turn selected, or NULL:
 	 * it goes before the user's input unless it is the last one the thread was given. */
 	const char *collab_message;
+	/* The collaboration mode this turn selected ("plan", "default"), or NULL: the thread's
+	 * last one (upstream keeps it for later turns; a new agent starts in Default). */
+	const char *collab_mode;
 };
 
 /* Start a turn (none may be running); 0, or -1 with *cause. The sink reports from now on. */

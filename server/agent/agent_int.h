@@ -2,7 +2,8 @@
  * What the agent's files share: agent.c (lifecycle, the state machine, the end of a turn),
  * agent_model.c (model requests and their events as items), agent_tools.c (tool calls and
  * approvals), agent_shell.c (which command, and may it run), agent_run.c (commands on the exec
- * engine), agent_patch.c (apply_patch) and agent_prompt.c (what the model is sent).
+ * engine), agent_patch.c (apply_patch), agent_prompt.c (what the model is sent),
+ * agent_client_tools.c (dynamic tools) and agent_user_input.c (request_user_input).
  *
  * The state machine: a turn is driven by agent_advance(), run from an idle watcher after every
  * completion (never from inside a callback of model/, exec/ or the sink), so it is never
@@ -150,8 +151,9 @@ struct agent {
 	int next_session;
 	struct agent_cmd *sessions[AGENT_SESSIONS]; /* exec_command processes alive */
 	struct token_totals total;		    /* the thread's usage so far */
-	struct shell_snapshot *snap;   /* the login shell's set-up, for -lc calls (or NULL) */
-	char *collab_last;	       /* the last collaboration mode message given, or NULL */
+	struct shell_snapshot *snap; /* the login shell's set-up, for -lc calls (or NULL) */
+	char *collab_last;	     /* the last collaboration mode message given, or NULL */
+	int plan_mode; /* the collaboration mode turns last selected is Plan (kept across turns) */
 	struct review_git *review_git; /* review/start's git step (agent_review.c), or NULL */
 	json_t *dynamic_tools;	       /* DynamicToolSpec[] of the thread, or NULL */
 	agent_review_cb review_cb;
@@ -198,6 +200,7 @@ struct agent_turn {
 	int interrupted, failed, ended;
 	json_t *error;		     /* TurnError of a failed turn */
 	int waiting;		     /* the sink was told we wait on the client */
+	int plan_mode;		     /* the turn runs in Plan mode (request_user_input asks) */
 	struct agent_review *review; /* a review turn's state (agent_review.c), or NULL */
 	/* thread/shellCommand: a turn of the user's commands alone (no model), and how many of
 	 * the thread's user commands run in this turn (it ends after them). */
@@ -250,6 +253,8 @@ void agent_ask_client(struct agent_turn *t, const char *method, json_t *params,
 	enum agent_wait wait,
 	void (*on_result)(struct agent_turn *, const json_t *, enum agent_answer), void *pending);
 void agent_tools_abort(struct agent_turn *t);
+/* agent_user_input.c: request_user_input (asks the client in Plan mode, else refused) */
+void agent_user_input_call(struct agent_turn *t, const json_t *call, const char *call_id);
 /* agent_client_tools.c: 1 when the call is a dynamic tool's (then it is under way), else 0 */
 int agent_dynamic_call(struct agent_turn *t, const json_t *call, const char *call_id);
 /* The answer to a dynamic call's request: 1 when token was one, else 0. */

@@ -72,7 +72,9 @@ agent_tools_abort(struct agent_turn *t)
 		t->on_result = NULL;
 		t->approval = -1;
 		t->sink->approval_cancel(t->arg, id);
-		agent_set_waiting(t, AGENT_WAIT_NONE);
+		/* The turn ends: its idle status follows, with no flagless active one before it
+		 * (upstream's order when a question is interrupted). */
+		t->waiting = AGENT_WAIT_NONE;
 		rfn(t, NULL, AGENT_ANSWER_CANCEL);
 	}
 	if (fn != NULL) {
@@ -169,6 +171,8 @@ agent_tools_next(struct agent_turn *t)
 		agent_shell_write_stdin(t, call);
 	else if (name != NULL && !custom && strcmp(name, "update_plan") == 0)
 		agent_update_plan(t, call, call_id);
+	else if (name != NULL && !custom && strcmp(name, "request_user_input") == 0)
+		agent_user_input_call(t, call, call_id);
 	else if (!custom && agent_dynamic_call(t, call, call_id)) {
 		/* The response's next dynamic calls go out at once, as upstream's run in parallel.
 		 */

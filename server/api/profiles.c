@@ -81,6 +81,7 @@ profiles_turn_collab(json_t *cm, struct profiles_turn *t, char **cause)
 	/* null (or absent) developer_instructions: the mode's built-in ones */
 	di = json_object_get(set, "developer_instructions");
 	t->collab_message = collab_mode_message(mode, json_string_value(di));
+	t->collab_mode = mode;
 	return 0;
 }
 

@@ -35,6 +35,8 @@ struct profiles_turn {
 	const char *effort;	/* the mode's reasoning effort, when effort_set (NULL: none) */
 	int effort_set;
 	char *collab_message; /* the mode's developer message (heap), or NULL */
+	const char
+		*collab_mode; /* the mode ("plan", "default"; borrowed from the params), or NULL */
 };
 
 /*

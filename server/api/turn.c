@@ -188,10 +188,12 @@ turn_set_str(char **slot, const json_t *v)
 /*
  * Apply turn/start's overrides (they persist for later turns); 0, or -1 with *cause. A
  * permission profile or a collaboration mode (profiles.h) comes last and wins; the mode's
- * developer message goes to *collab (heap) for this turn only.
+ * developer message goes to *collab (heap) for this turn only, its name to *mode (borrowed
+ * from params, NULL when not given: the agent keeps the thread's last mode).
  */
 static int
-turn_overrides(struct turn_thread *tt, json_t *params, char **collab, char **cause)
+turn_overrides(
+	struct turn_thread *tt, json_t *params, char **collab, const char **mode, char **cause)
 {
 	struct profiles_turn pt;
 
@@ -232,6 +234,7 @@ turn_overrides(struct turn_thread *tt, json_t *params, char **collab, char **cau
 	}
 	*collab = pt.collab_message;
 	pt.collab_message = NULL; /* transferred */
+	*mode = pt.collab_mode;	  /* borrowed from params */
 	profiles_turn_clear(&pt);
 	return 0;
 }
@@ -292,6 +295,7 @@ turn_start(struct session *s, struct rpc_req *req, json_t *params)
 	struct agent_turn *running;
 	struct agent_turn_opts o;
 	char *cause = NULL, *collab = NULL;
+	const char *mode = NULL;
 	int r;
 
 	if (tt == NULL) {
@@ -309,11 +313,12 @@ turn_start(struct session *s, struct rpc_req *req, json_t *params)
 		rpc_reply_error(req, RPC_INVALID_REQUEST, "a turn is already running", NULL);
 		return;
 	}
-	r = turn_overrides(tt, params, &collab, &cause);
+	r = turn_overrides(tt, params, &collab, &mode, &cause);
 	if (r == 0)
 		r = turn_opts(tt, input, json_is_null(schema) ? NULL : schema, &o, &cause);
 	if (r == 0) {
 		o.collab_message = collab;
+		o.collab_mode = mode;
 		r = agent_turn_start(tt->agent, &o, &turn_sink, tt, &cause);
 	}
 	if (r != 0) {

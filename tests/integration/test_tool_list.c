@@ -10,7 +10,8 @@
  *   (NOT_RUN below), so a new difference fails here;
  * - a catalogue model (upstream's default): upstream nests its tools in a JavaScript "code
  *   mode" tool (additional_tools); we offer as plain tools those of its nested tools we run,
- *   with the schemas upstream gives the same tools as plain functions.
+ *   with the schemas upstream gives the same tools as plain functions, and request_user_input
+ *   (a plain function of upstream's `functions` namespace) as upstream's.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,10 +33,9 @@
 #define FIXTURES "tests/fixtures/tools/upstream/"
 
 /* Upstream's tools nothing here runs, so they are not offered (docs/protocol.md). */
-static const char *const not_run[] = {"request_user_input", "request_user_input_async",
-	"view_image", "multi_agent_v1", "get_goal", "create_goal", "update_goal", "web_search",
-	"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource",
-	"clock__curr_time", NULL};
+static const char *const not_run[] = {"request_user_input_async", "view_image", "multi_agent_v1",
+	"get_goal", "create_goal", "update_goal", "web_search", "list_mcp_resources",
+	"list_mcp_resource_templates", "read_mcp_resource", "clock__curr_time", NULL};
 
 struct tl_case {
 	const char *name;   /* the fixture */
@@ -237,6 +237,12 @@ tl_check_known(const struct tl_case *c, const json_t *ours, const json_t *up)
 			assert_true(
 				json_equal(t, tl_find(json_object_get(plain, "tools"), ran[i])));
 	}
+	/* request_user_input: a plain function of upstream's `functions` namespace, as ours */
+	t = tl_find(json_object_get(fns, "tools"), "request_user_input");
+	assert_non_null(t);
+	if (!json_equal(t, tl_find(ours, "request_user_input")))
+		fail_msg("%s: request_user_input is not offered as upstream's", c->name);
+	n++;
 	assert_int_equal(n, json_array_size(ours));
 	json_decref(plain);
 }

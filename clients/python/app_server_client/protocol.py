@@ -2740,6 +2740,43 @@ class ThreadShellCommandParams(TypedDict, total=False):
 ThreadShellCommandResponse: TypeAlias = Dict[str, JsonValue]
 
 
+class ToolRequestUserInputParams(TypedDict, total=False):
+    """EXPERIMENTAL. Params sent with a request_user_input event."""
+    #: @deprecated Use `isBlocking` to decide whether the request should block.
+    autoResolutionMs: Optional[int]
+    isBlocking: Required[bool]
+    itemId: Required[str]
+    questions: Required[List["ToolRequestUserInputQuestion"]]
+    threadId: Required[str]
+    turnId: Required[str]
+
+
+class ToolRequestUserInputQuestion(TypedDict, total=False):
+    """EXPERIMENTAL. Represents one request_user_input question and its required options."""
+    header: Required[str]
+    id: Required[str]
+    isOther: bool
+    isSecret: bool
+    options: Optional[List["ToolRequestUserInputOption"]]
+    question: Required[str]
+
+
+class ToolRequestUserInputOption(TypedDict, total=False):
+    """EXPERIMENTAL. Defines a single selectable option for request_user_input."""
+    description: Required[str]
+    label: Required[str]
+
+
+class ToolRequestUserInputResponse(TypedDict, total=False):
+    """EXPERIMENTAL. Response payload mapping question ids to answers."""
+    answers: Required[Dict[str, "ToolRequestUserInputAnswer"]]
+
+
+class ToolRequestUserInputAnswer(TypedDict, total=False):
+    """EXPERIMENTAL. Captures a user's answer to a request_user_input question."""
+    answers: Required[List[str]]
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -2846,6 +2883,7 @@ SERVER_NOTIFICATIONS: Dict[str, Optional[str]] = {
 SERVER_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "item/commandExecution/requestApproval": ("CommandExecutionRequestApprovalParams", "CommandExecutionRequestApprovalResponse"),
     "item/fileChange/requestApproval": ("FileChangeRequestApprovalParams", "FileChangeRequestApprovalResponse"),
+    "item/tool/requestUserInput": ("ToolRequestUserInputParams", "ToolRequestUserInputResponse"),
 }
 
 

@@ -2731,6 +2731,55 @@ export type ThreadShellCommandParams = {
 
 export type ThreadShellCommandResponse = { [key in string]?: JsonValue };
 
+/**
+ * EXPERIMENTAL. Params sent with a request_user_input event.
+ */
+export type ToolRequestUserInputParams = {
+  /**
+   * @deprecated Use `isBlocking` to decide whether the request should block.
+   */
+  autoResolutionMs?: number | null;
+  isBlocking: boolean;
+  itemId: string;
+  questions: Array<ToolRequestUserInputQuestion>;
+  threadId: string;
+  turnId: string;
+};
+
+/**
+ * EXPERIMENTAL. Represents one request_user_input question and its required options.
+ */
+export type ToolRequestUserInputQuestion = {
+  header: string;
+  id: string;
+  isOther?: boolean;
+  isSecret?: boolean;
+  options?: Array<ToolRequestUserInputOption> | null;
+  question: string;
+};
+
+/**
+ * EXPERIMENTAL. Defines a single selectable option for request_user_input.
+ */
+export type ToolRequestUserInputOption = {
+  description: string;
+  label: string;
+};
+
+/**
+ * EXPERIMENTAL. Response payload mapping question ids to answers.
+ */
+export type ToolRequestUserInputResponse = {
+  answers: { [key in string]?: ToolRequestUserInputAnswer };
+};
+
+/**
+ * EXPERIMENTAL. Captures a user's answer to a request_user_input question.
+ */
+export type ToolRequestUserInputAnswer = {
+  answers: Array<string>;
+};
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -2832,7 +2881,8 @@ export type ServerNotification =
 
 export type ServerRequest =
   | { method: "item/commandExecution/requestApproval"; id: RequestId; params: CommandExecutionRequestApprovalParams }
-  | { method: "item/fileChange/requestApproval"; id: RequestId; params: FileChangeRequestApprovalParams };
+  | { method: "item/fileChange/requestApproval"; id: RequestId; params: FileChangeRequestApprovalParams }
+  | { method: "item/tool/requestUserInput"; id: RequestId; params: ToolRequestUserInputParams };
 
 /** Client-to-server requests by method: params and result types. */
 export interface ClientRequestMap {
@@ -3138,5 +3188,9 @@ export interface ServerRequestMap {
    * May this patch be written?
    */
   "item/fileChange/requestApproval": { params: FileChangeRequestApprovalParams; result: FileChangeRequestApprovalResponse };
+  /**
+   * request_user_input in Plan mode: the model's questions for the user.
+   */
+  "item/tool/requestUserInput": { params: ToolRequestUserInputParams; result: ToolRequestUserInputResponse };
 }
 

@@ -395,6 +395,42 @@ ts_update_plan(void)
 		ts_object(p, required));
 }
 
+/*
+ * request_user_input (upstream's handlers/request_user_input.rs spec): offered in every mode;
+ * a call outside Plan mode is answered "unavailable" (agent_user_input.c).
+ */
+static json_t *
+ts_request_user_input(void)
+{
+	static const char *const opt_required[] = {"label", "description", NULL};
+	static const char *const q_required[] = {"id", "header", "question", "options", NULL};
+	static const char *const required[] = {"questions", NULL};
+	json_t *opt = json_object(), *q = json_object(), *p = json_object();
+
+	json_object_set_new(opt, "description",
+		ts_scalar("string", "One short sentence explaining impact/tradeoff if selected."));
+	json_object_set_new(opt, "label", ts_scalar("string", "User-facing label (1-5 words)."));
+	json_object_set_new(q, "header",
+		ts_scalar("string", "Short header label shown in the UI (12 or fewer chars)."));
+	json_object_set_new(q, "id",
+		ts_scalar("string", "Stable identifier for mapping answers (snake_case)."));
+	json_object_set_new(q, "options",
+		ts_array(ts_object(opt, opt_required),
+			"Provide 2-3 mutually exclusive choices. Put the recommended option first "
+			"and suffix its label with \"(Recommended)\". Do not include an \"Other\" "
+			"option in this list; the client will add a free-form \"Other\" option "
+			"automatically."));
+	json_object_set_new(
+		q, "question", ts_scalar("string", "Single-sentence prompt shown to the user."));
+	json_object_set_new(p, "questions",
+		ts_array(ts_object(q, q_required),
+			"Questions to show the user. Prefer 1 and do not exceed 3"));
+	return ts_function("request_user_input",
+		"Request user input for one to three short questions and wait for the response. "
+		"This tool is only available in Plan mode.",
+		ts_object(p, required));
+}
+
 /* Chat Completions: {"type":"function","function":{name,description,strict,parameters}}. */
 static json_t *
 ts_for_chat(json_t *tool)
@@ -411,7 +447,8 @@ ts_for_chat(json_t *tool)
 unsigned
 tool_specs_select(int known_model, int update_plan)
 {
-	unsigned set = TOOL_SPEC_EXEC_COMMAND | TOOL_SPEC_WRITE_STDIN;
+	unsigned set =
+		TOOL_SPEC_EXEC_COMMAND | TOOL_SPEC_WRITE_STDIN | TOOL_SPEC_REQUEST_USER_INPUT;
 
 	if (known_model)
 		set |= TOOL_SPEC_APPLY_PATCH_FREEFORM;
@@ -420,7 +457,10 @@ tool_specs_select(int known_model, int update_plan)
 	return set;
 }
 
-/* The tools array: shells first, then update_plan, then apply_patch, as upstream orders them. */
+/*
+ * The tools array: shells first, then update_plan, request_user_input, then apply_patch, as
+ * upstream orders them.
+ */
 json_t *
 tool_specs_build(unsigned set, enum tool_wire wire)
 {
@@ -434,6 +474,7 @@ tool_specs_build(unsigned set, enum tool_wire wire)
 		{TOOL_SPEC_SHELL, ts_shell},
 		{TOOL_SPEC_SHELL_COMMAND, ts_shell_command},
 		{TOOL_SPEC_UPDATE_PLAN, ts_update_plan},
+		{TOOL_SPEC_REQUEST_USER_INPUT, ts_request_user_input},
 		{TOOL_SPEC_APPLY_PATCH_FREEFORM, ts_apply_patch_freeform},
 		{TOOL_SPEC_APPLY_PATCH_FUNCTION, ts_apply_patch_function},
 	};
@@ -465,6 +506,7 @@ static const struct {
 	{"apply_patch", TOOL_SPEC_APPLY_PATCH_FREEFORM},
 	{"apply_patch_function", TOOL_SPEC_APPLY_PATCH_FUNCTION},
 	{"update_plan", TOOL_SPEC_UPDATE_PLAN},
+	{"request_user_input", TOOL_SPEC_REQUEST_USER_INPUT},
 	{"default", TOOL_SPECS_DEFAULT},
 };
 

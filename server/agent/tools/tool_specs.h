@@ -5,7 +5,7 @@
  *
  * Tools: exec_command + write_stdin (the PTY shell of 0.169), shell (argv) and shell_command
  * (script), apply_patch as a JSON function {input} or as a freeform "custom" tool whose input
- * is constrained by upstream's lark grammar, and update_plan.
+ * is constrained by upstream's lark grammar, update_plan, and request_user_input.
  *
  * Wires: Responses takes {"type":"function","name",...,"parameters"} and {"type":"custom",...};
  * Chat Completions takes only {"type":"function","function":{name,description,strict,
@@ -24,6 +24,7 @@ enum tool_spec {
 	TOOL_SPEC_APPLY_PATCH_FUNCTION = 1u << 4,
 	TOOL_SPEC_APPLY_PATCH_FREEFORM = 1u << 5,
 	TOOL_SPEC_UPDATE_PLAN = 1u << 6,
+	TOOL_SPEC_REQUEST_USER_INPUT = 1u << 7,
 };
 
 /* What the turn loop offers when it is given no set: upstream's for an unknown model. */
@@ -34,10 +35,11 @@ enum tool_wire { TOOL_WIRE_RESPONSES, TOOL_WIRE_CHAT };
 /*
  * The set a turn offers, as upstream 0.169 chooses it (recorded: tests/fixtures/tools/): a model
  * unknown to its catalogue (a custom provider's "fallback metadata") gets exec_command and
- * write_stdin; a catalogue model gets apply_patch too (upstream nests these in its JavaScript
+ * write_stdin and request_user_input (in every collaboration mode: outside Plan mode a call is
+ * refused); a catalogue model gets apply_patch too (upstream nests these in its JavaScript
  * "code mode" tool, which we do not have, so they are offered as plain tools); update_plan only
  * with `[tools.update_plan] enabled = true`. Upstream's other tools (view_image, web_search,
- * request_user_input, the goal and multi-agent tools) are not offered: nothing here runs them.
+ * the goal and multi-agent tools) are not offered: nothing here runs them.
  */
 unsigned tool_specs_select(int known_model, int update_plan);
 
@@ -47,7 +49,8 @@ json_t *tool_specs_build(unsigned set, enum tool_wire wire);
 /*
  * A set from a comma-separated list of names as a config would write it: exec_command,
  * write_stdin, shell, shell_command, apply_patch (freeform), apply_patch_function,
- * update_plan, or "default". 0, or -EINVAL with *cause naming the unknown entry.
+ * update_plan, request_user_input, or "default". 0, or -EINVAL with *cause naming the unknown
+ * entry.
  */
 int tool_specs_parse(const char *names, unsigned *set, char **cause);
 

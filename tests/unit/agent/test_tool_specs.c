@@ -45,14 +45,18 @@ test_default_set(void **state)
 	names_of(arr, names, sizeof(names));
 	assert_string_equal(names, "exec_command,write_stdin");
 	json_decref(arr);
-	assert_int_equal(tool_specs_select(0, 0), TOOL_SPECS_DEFAULT);
-	assert_int_equal(tool_specs_select(0, 1), TOOL_SPECS_DEFAULT | TOOL_SPEC_UPDATE_PLAN);
+	/* request_user_input is offered in every mode (refused outside Plan mode) */
 	assert_int_equal(
-		tool_specs_select(1, 0), TOOL_SPECS_DEFAULT | TOOL_SPEC_APPLY_PATCH_FREEFORM);
+		tool_specs_select(0, 0), TOOL_SPECS_DEFAULT | TOOL_SPEC_REQUEST_USER_INPUT);
+	assert_int_equal(tool_specs_select(0, 1),
+		TOOL_SPECS_DEFAULT | TOOL_SPEC_REQUEST_USER_INPUT | TOOL_SPEC_UPDATE_PLAN);
+	assert_int_equal(tool_specs_select(1, 0),
+		TOOL_SPECS_DEFAULT | TOOL_SPEC_REQUEST_USER_INPUT | TOOL_SPEC_APPLY_PATCH_FREEFORM);
 	arr = tool_specs_build(all, TOOL_WIRE_RESPONSES);
 	names_of(arr, names, sizeof(names));
-	assert_string_equal(names, "exec_command,write_stdin,update_plan,apply_patch");
-	ap = json_array_get(arr, 3);
+	assert_string_equal(
+		names, "exec_command,write_stdin,update_plan,request_user_input,apply_patch");
+	ap = json_array_get(arr, 4);
 	assert_string_equal(json_string_value(json_object_get(ap, "type")), "custom");
 	assert_string_equal(
 		json_string_value(json_object_get(json_object_get(ap, "format"), "syntax")),
@@ -74,13 +78,15 @@ test_default_set(void **state)
 }
 
 /*
- * exec_command, write_stdin and update_plan serialized byte for byte (member order included)
+ * exec_command, write_stdin, update_plan and request_user_input serialized byte for byte
+ * (member order included)
  * as upstream 0.169 sent them (tests/fixtures/tools/upstream/, recorded by record.py).
  */
 static void
 test_upstream_bytes(void **state)
 {
-	static const char *const names[] = {"exec_command", "write_stdin", "update_plan", NULL};
+	static const char *const names[] = {
+		"exec_command", "write_stdin", "update_plan", "request_user_input", NULL};
 	json_t *rec = json_load_file(
 		"tests/fixtures/tools/upstream/custom_model_update_plan.json", 0, NULL);
 	json_t *arr = tool_specs_build(tool_specs_select(0, 1), TOOL_WIRE_RESPONSES), *t;
@@ -115,7 +121,8 @@ test_chat(void **state)
 	char names[256];
 
 	names_of(arr, names, sizeof(names));
-	assert_string_equal(names, "exec_command,write_stdin,update_plan,apply_patch");
+	assert_string_equal(
+		names, "exec_command,write_stdin,update_plan,request_user_input,apply_patch");
 	json_array_foreach(arr, i, t)
 	{
 		json_t *fn = json_object_get(t, "function");
@@ -125,7 +132,7 @@ test_chat(void **state)
 		assert_null(json_object_get(fn, "type"));
 		assert_non_null(json_object_get(fn, "parameters"));
 	}
-	t = json_object_get(json_array_get(arr, 3), "function");
+	t = json_object_get(json_array_get(arr, 4), "function");
 	assert_string_equal(
 		json_string_value(json_object_get(
 			json_object_get(
