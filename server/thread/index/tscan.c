@@ -24,6 +24,7 @@ struct tscan {
 	json_t *known; /* id -> [path, size, mtime_ns, indexed_ms, seen] */
 	int full;
 	int64_t started;
+	json_t *current; /* id -> [path, rollout id, archived]: each thread's newest segment */
 	struct thread_meta batch[TSCAN_BATCH];
 	size_t nbatch;
 	struct tscan_result *res;
@@ -95,6 +96,25 @@ tscan_file(struct tscan *s, const char *path, int archived)
 		tscan_flush(s);
 }
 
+/*
+ * A thread upstream reverted has a file per segment (rollout_chain.h); the thread is listed
+ * once, from its current segment: the one with the newest rollout id (UUIDv7, time-ordered as
+ * text), whose chain holds the whole history.
+ */
+static void
+tscan_segment(struct tscan *s, const char *path, int archived)
+{
+	char id[37], rid[37];
+	json_t *cur;
+
+	if (rollout_name_id(path, id) != 0 || rollout_name_rollout_id(path, rid) != 0)
+		return;
+	cur = json_object_get(s->current, id);
+	if (cur != NULL && strcmp(json_string_value(json_array_get(cur, 1)), rid) >= 0)
+		return;
+	json_object_set_new(s->current, id, json_pack("[s,s,b]", path, rid, archived));
+}
+
 /* Walk a folder: rollout files here, dated subfolders below (up to depth). */
 static void
 tscan_dir(struct tscan *s, const char *dir, int depth, int archived)
@@ -116,7 +136,7 @@ tscan_dir(struct tscan *s, const char *dir, int depth, int archived)
 			if (depth > 0)
 				tscan_dir(s, p, depth - 1, archived);
 		} else if (strncmp(e->d_name, "rollout-", 8) == 0) {
-			tscan_file(s, p, archived);
+			tscan_segment(s, p, archived);
 		}
 		free(p);
 	}
@@ -194,6 +214,8 @@ tscan_run(const char *home, int full, struct tscan_result *res)
 {
 	struct tscan s = {.full = full, .res = res};
 	char *cause = NULL, *dir;
+	const char *id;
+	json_t *cur;
 	int fresh;
 	double t0 = tscan_now();
 
@@ -204,6 +226,7 @@ tscan_run(const char *home, int full, struct tscan_result *res)
 		return;
 	s.started = rollout_now_ms();
 	s.known = json_object();
+	s.current = json_object();
 	tindex_each(s.x, tscan_known_cb, &s);
 	dir = xasprintf("%s/%s", home, ROLLOUT_SESSIONS);
 	tscan_dir(&s, dir, TSCAN_DEPTH, 0);
@@ -211,6 +234,12 @@ tscan_run(const char *home, int full, struct tscan_result *res)
 	dir = xasprintf("%s/%s", home, ROLLOUT_ARCHIVED);
 	tscan_dir(&s, dir, 0, 1);
 	free(dir);
+	json_object_foreach(s.current, id, cur)
+	{
+		tscan_file(&s, json_string_value(json_array_get(cur, 0)),
+			json_is_true(json_array_get(cur, 2)));
+	}
+	json_decref(s.current);
 	tscan_flush(&s);
 	tscan_prune(&s);
 	tscan_names(&s, home);

@@ -151,23 +151,43 @@ rollout_path_unarchived(const char *home, const char *path)
 		"%s/%s/%.4s/%.2s/%.2s/%s", home, ROLLOUT_SESSIONS, b + 8, b + 13, b + 16, b);
 }
 
-/* rollout-<19-char stamp>-<uuid>.jsonl; the uuid is the last 36 characters before .jsonl. */
-int
-rollout_name_id(const char *path, char id[37])
+/*
+ * rollout-<19-char stamp>-<uuid>.jsonl, or upstream's later segment of a thread
+ * rollout-<stamp>-<thread uuid>_<rollout uuid>.jsonl (a revert's new file). which 0: the
+ * thread's id; 1: the file's rollout id (the thread's for its first file).
+ */
+static int
+rollout_name_part(const char *path, int which, char id[37])
 {
 	const char *b = rollout_base(path);
 	size_t n = strlen(b);
+	const char *u = b + n - 6 - UUID_STRLEN;
 	char tmp[UUID_STRLEN + 1];
 
 	if (n < 8 + UUID_STRLEN + 6 || strncmp(b, "rollout-", 8) != 0 ||
 		strcmp(b + n - 6, ".jsonl") != 0)
 		return -EINVAL;
-	memcpy(tmp, b + n - 6 - UUID_STRLEN, UUID_STRLEN);
+	/* a segment: the thread's uuid stands before the '_' */
+	if (which == 0 && u - b >= 8 + UUID_STRLEN + 1 && u[-1] == '_')
+		u -= UUID_STRLEN + 1;
+	memcpy(tmp, u, UUID_STRLEN);
 	tmp[UUID_STRLEN] = '\0';
 	if (uuidv7_check(tmp, NULL) != 0)
 		return -EINVAL;
 	uuidv7_canon(tmp, id);
 	return 0;
+}
+
+int
+rollout_name_id(const char *path, char id[37])
+{
+	return rollout_name_part(path, 0, id);
+}
+
+int
+rollout_name_rollout_id(const char *path, char id[37])
+{
+	return rollout_name_part(path, 1, id);
 }
 
 /* mkdir -p of the parent directory. */

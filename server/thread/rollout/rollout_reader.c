@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rollout.h"
+#include "rollout_chain.h"
 #include "rollout_reader.h"
 #include "rollout_writer.h"
 #include "protocol/jscan.h"
@@ -19,9 +20,9 @@
 #define READER_CHUNK (64 * 1024)
 
 struct rollout_reader {
-	int fd;
-	off_t pos;   /* file offset of buf[end] */
-	off_t limit; /* stop reading here; -1: end of file */
+	struct rollout_chain *chain; /* the file and its bases (one part for a plain rollout) */
+	off_t pos;		     /* virtual offset of buf[end] (rollout_chain.h) */
+	off_t limit;		     /* stop reading here; -1: end of the file */
 	char *buf;
 	size_t cap, start, end;
 	int eof, skipping, lean;
@@ -35,18 +36,19 @@ struct rollout_reader {
 	const char *line; /* the last record's text, valid until the next call */
 };
 
-/* Open and position. */
+/* Open and position: from 0 is the start of the chain (the oldest base's first byte). */
 int
 rollout_reader_open(const char *path, off_t from, off_t to, struct rollout_reader **out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct rollout_chain *c = NULL;
 	struct rollout_reader *r;
+	int e;
 
-	if (fd < 0)
-		return -errno;
+	if ((e = rollout_chain_open(path, -1, &c)) != 0)
+		return e;
 	r = xcalloc(1, sizeof *r);
-	r->fd = fd;
-	r->pos = from;
+	r->chain = c;
+	r->pos = from == 0 ? c->v[0].voff : from;
 	r->limit = to;
 	r->cap = READER_CHUNK; /* below malloc's mmap threshold: no page faults per open */
 	r->buf = xmalloc(r->cap);
@@ -127,6 +129,8 @@ rollout_reader_fill(struct rollout_reader *r)
 {
 	size_t want = READER_CHUNK;
 	ssize_t k;
+	off_t real = 0;
+	int part;
 
 	if (r->start > 0 && (r->start == r->end || r->cap - r->end < want)) {
 		memmove(r->buf, r->buf + r->start, r->end - r->start);
@@ -145,14 +149,19 @@ rollout_reader_fill(struct rollout_reader *r)
 		if (r->cap - r->end < want)
 			want = r->cap - r->end;
 	}
-	if (r->limit >= 0 && r->pos + (off_t)want > r->limit)
-		want = (size_t)(r->limit - r->pos);
+	if (r->limit != -1 && r->pos + (off_t)want > r->limit)
+		want = r->pos < r->limit ? (size_t)(r->limit - r->pos) : 0;
+	/* one part at a time: a base's kept bytes end at a line boundary, so lines never span */
+	if ((part = rollout_chain_locate(r->chain, r->pos, &real)) < 0)
+		want = 0;
+	else if (r->chain->v[part].len >= 0 && real + (off_t)want > r->chain->v[part].len)
+		want = (size_t)(r->chain->v[part].len - real);
 	if (want == 0) {
 		r->eof = 1;
 		return 0;
 	}
 	do
-		k = pread(r->fd, r->buf + r->end, want, r->pos);
+		k = pread(r->chain->v[part].fd, r->buf + r->end, want, real);
 	while (k < 0 && errno == EINTR);
 	if (k < 0)
 		return -errno;
@@ -344,7 +353,7 @@ rollout_reader_close(struct rollout_reader *r)
 	if (r == NULL)
 		return;
 	json_decref(r->root);
-	close(r->fd);
+	rollout_chain_free(r->chain);
 	free(r->buf);
 	free(r);
 }

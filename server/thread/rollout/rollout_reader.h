@@ -37,7 +37,12 @@ typedef int (*rollout_filter_fn)(const char *type, const char *ptype);
 
 struct rollout_reader;
 
-/* Read path's records in [from, to) (to < 0: to the end); 0 or -errno. */
+/*
+ * Read path's records in [from, to) (to -1: to the end). The offsets are the virtual ones of
+ * path's segment chain (rollout_chain.h): a base's bytes are below 0, path's own are its file
+ * offsets, and from 0 starts at the oldest base, so [0, -1) is the thread's whole history.
+ * 0 or -errno.
+ */
 int rollout_reader_open(const char *path, off_t from, off_t to, struct rollout_reader **out);
 /* Only return records the filter accepts (NULL: all). */
 void rollout_reader_filter(struct rollout_reader *r, rollout_filter_fn fn);

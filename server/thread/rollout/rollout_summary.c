@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rollout.h"
+#include "rollout_chain.h"
 #include "rollout_reader.h"
 #include "rollout_summary.h"
 #include "protocol/buf.h"
@@ -298,11 +299,15 @@ summary_tail_cb(void *arg, const char *line, size_t len, off_t off)
 	return t->have_time && t->have_tokens && t->have_model && t->have_recency;
 }
 
-/* The tail: newest time, model, tokens, turn start. */
+/*
+ * The tail: newest time, model, tokens, turn start; from the file's end back, then on into its
+ * bases' kept bytes when a young segment (a revert's) does not hold them all yet.
+ */
 static int
 summary_tail(const char *path, struct thread_meta *m)
 {
 	struct summary_tail t = {.m = m};
+	struct rollout_chain *c = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
 	off_t good;
 	struct stat st;
@@ -319,8 +324,33 @@ summary_tail(const char *path, struct thread_meta *m)
 	e = rollout_good_end(fd, &good);
 	if (e == 0)
 		e = rollout_scan_back(fd, good, SUMMARY_TAIL_BYTES, summary_tail_cb, &t);
-	close(fd);
+	if (e == 0 && rollout_chain_open(path, fd, &c) == 0) {
+		fd = -1; /* the chain's now */
+		for (size_t i = c->n - 1; e == 0 && i-- > 0;)
+			e = rollout_scan_back(
+				c->v[i].fd, c->v[i].len, SUMMARY_TAIL_BYTES, summary_tail_cb, &t);
+		rollout_chain_free(c);
+	}
+	if (fd >= 0)
+		close(fd);
 	return e < 0 ? e : 0;
+}
+
+/*
+ * A segment's own session_meta: upstream 0.169 shows a reverted thread with the segment's
+ * (createdAt is the revert's time), the preview staying the chain's first user message.
+ */
+static void
+summary_segment_meta(const char *path, struct thread_meta *m)
+{
+	json_t *root = rollout_chain_head(path);
+	struct rollout_rec rec;
+
+	if (root != NULL && rollout_rec_from(root, &rec) == 0 &&
+		strcmp(rec.type, "session_meta") == 0 && json_is_object(rec.payload) &&
+		json_object_get(rec.payload, "history_base") != NULL)
+		summary_session_meta(rec.payload, m);
+	json_decref(root);
 }
 
 /* Head, then tail; fill the gaps from the file name and the id. */
@@ -334,6 +364,7 @@ rollout_summarize(const char *path, struct thread_meta *m)
 		thread_meta_clear(m);
 		return e;
 	}
+	summary_segment_meta(path, m);
 	m->path = xstrdup(path);
 	if (m->created_ms == 0)
 		m->created_ms = uuidv7_ms(m->id) > 0 ? uuidv7_ms(m->id) : m->updated_ms;

@@ -426,6 +426,12 @@ rollout_writer_size(struct rollout_writer *w)
 	return w->size;
 }
 
+void
+rollout_writer_set_ordinal(struct rollout_writer *w, int64_t next)
+{
+	w->next_ordinal = next;
+}
+
 int64_t
 rollout_writer_next_ordinal(struct rollout_writer *w)
 {

@@ -62,6 +62,11 @@ int rollout_writer_stat(struct rollout_writer *w, int64_t *size, int64_t *mtime_
 off_t rollout_writer_size(struct rollout_writer *w);
 /* The ordinal the next record gets, -1 for a file without ordinals. */
 int64_t rollout_writer_next_ordinal(struct rollout_writer *w);
+/*
+ * Number a new file's records from next (-1: none): a segment continues its base's ordinals
+ * (rollout_chain.h). Only before the first append.
+ */
+void rollout_writer_set_ordinal(struct rollout_writer *w, int64_t next);
 /* Records appended through this writer. */
 uint64_t rollout_writer_count(struct rollout_writer *w);
 /*

@@ -259,26 +259,41 @@ store_drain(struct store *s)
 		0);
 }
 
-/* Look for a rollout whose name carries id (a thread the index does not know yet). */
+/*
+ * Look for a rollout of thread id (one the index does not know yet). A thread upstream reverted
+ * has several files (rollout_chain.h): its current one is the segment with the newest rollout
+ * id (UUIDv7: time-ordered as text), which *best keeps across folders.
+ */
 static char *
-store_search_dir(const char *dir, const char *id, int depth)
+store_search_dir(const char *dir, const char *id, int depth, char best[37])
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
-	char *found = NULL;
+	char *found = NULL, tid[37], rid[37];
 
 	if (d == NULL)
 		return NULL;
-	while (found == NULL && (e = readdir(d)) != NULL) {
+	while ((e = readdir(d)) != NULL) {
 		char *p;
 
 		if (e->d_name[0] == '.')
 			continue;
 		p = xasprintf("%s/%s", dir, e->d_name);
-		if (e->d_type == DT_DIR && depth > 0)
-			found = store_search_dir(p, id, depth - 1);
-		else if (strncmp(e->d_name, "rollout-", 8) == 0 && strstr(e->d_name, id) != NULL)
+		if (e->d_type == DT_DIR && depth > 0) {
+			char *sub = store_search_dir(p, id, depth - 1, best);
+
+			if (sub != NULL) {
+				free(found);
+				found = sub;
+			}
+		} else if (strncmp(e->d_name, "rollout-", 8) == 0 &&
+			strstr(e->d_name, id) != NULL && rollout_name_id(e->d_name, tid) == 0 &&
+			strcmp(tid, id) == 0 && rollout_name_rollout_id(e->d_name, rid) == 0 &&
+			strcmp(rid, best) > 0) {
+			memcpy(best, rid, 37);
+			free(found);
 			found = xstrdup(p);
+		}
 		free(p);
 	}
 	closedir(d);
@@ -290,25 +305,32 @@ store_search_dir(const char *dir, const char *id, int depth)
  * folders around it are read (the file name is in local time); other ids walk the tree.
  */
 static char *
-store_search_days(struct store *s, const char *id)
+store_search_days(struct store *s, const char *id, char best[37])
 {
 	int64_t ms = uuidv7_ms(id);
-	char *dir, *found = NULL;
+	char *dir, *found = NULL, *f;
+	time_t now = time(NULL);
 
 	if (ms <= 0) {
 		dir = xasprintf("%s/%s", s->home, ROLLOUT_SESSIONS);
-		found = store_search_dir(dir, id, 4);
+		found = store_search_dir(dir, id, 4, best);
 		free(dir);
 		return found;
 	}
-	for (int d = -1; d <= 1 && found == NULL; d++) {
-		time_t sec = (time_t)(ms / 1000) + d * 86400;
+	/* the creation's days, and today's (where a revert puts a new segment) */
+	for (int d = -1; d <= 2; d++) {
+		time_t sec = d <= 1 ? (time_t)(ms / 1000) + d * 86400 : now;
 		struct tm tm;
 
+		if (d == 2 && now - (time_t)(ms / 1000) < 2 * 86400)
+			break; /* today was among them */
 		localtime_r(&sec, &tm);
 		dir = xasprintf("%s/%s/%04d/%02d/%02d", s->home, ROLLOUT_SESSIONS,
 			tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
-		found = store_search_dir(dir, id, 0);
+		if ((f = store_search_dir(dir, id, 0, best)) != NULL) {
+			free(found);
+			found = f;
+		}
 		free(dir);
 	}
 	return found;
@@ -322,16 +344,16 @@ int
 store_find(struct store *s, const char *id, struct thread_meta *m, char **cause)
 {
 	struct store_thread *t = store_loaded(s, id);
-	char *path, *dir;
+	char *path, *dir, best[37] = "";
 
 	if (t != NULL) {
 		thread_meta_copy(m, &t->meta);
 		return 0;
 	}
-	path = store_search_days(s, id);
+	path = store_search_days(s, id, best);
 	if (path == NULL) {
 		dir = xasprintf("%s/%s", s->home, ROLLOUT_ARCHIVED);
-		path = store_search_dir(dir, id, 0);
+		path = store_search_dir(dir, id, 0, best);
 		free(dir);
 	}
 	if (path == NULL || rollout_summarize(path, m) != 0) {

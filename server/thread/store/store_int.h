@@ -140,6 +140,8 @@ void store_ix_list(struct store *s, struct store_pending_list *l);
 int store_check_id(const char *id, char canon[37], char **cause);
 /* The metadata of a thread by id: loaded, indexed, or found on disk (heap copy in m). */
 int store_find(struct store *s, const char *id, struct thread_meta *m, char **cause);
+/* The settings a loaded thread's thread_settings_applied record carries. */
+struct record_settings store_thread_rs(struct store_thread *t);
 /* Write a loaded thread's row now. */
 void store_index_put(struct store_thread *t);
 /* Post fdatasync of fd (stolen) and fsync of the folders of path (NULL: none). */

@@ -18,6 +18,7 @@
 #include "thread/history/history.h"
 #include "thread/rollout/record.h"
 #include "thread/rollout/rollout.h"
+#include "thread/rollout/rollout_chain.h"
 #include "thread/rollout/rollout_reader.h"
 
 /* Seconds, as the wire wants them. */
@@ -152,6 +153,38 @@ store_move(struct store *s, const char *from, const char *to, char **cause)
 	return 0;
 }
 
+/*
+ * Move every segment of thread id (rollout_chain.h), its current file m->path last: a crash
+ * part-way leaves the current file where it was, and its bases are found in either folder.
+ * archive: to archived_sessions/, else back to their dated folders. *to: the current's new path.
+ */
+static int
+store_move_all(
+	struct store *s, const char *id, const char *path, int archive, char **to, char **cause)
+{
+	json_t *files = rollout_thread_files(path, id), *v;
+	size_t i;
+	int r = 0;
+
+	json_array_foreach(files, i, v)
+	{
+		const char *from = json_string_value(v);
+		char *dst = archive ? rollout_path_archived(s->home, from)
+				    : rollout_path_unarchived(s->home, from);
+
+		if (strcmp(dst, from) != 0 && (r = store_move(s, from, dst, cause)) != 0) {
+			free(dst);
+			break;
+		}
+		if (i + 1 == json_array_size(files))
+			*to = dst;
+		else
+			free(dst);
+	}
+	json_decref(files);
+	return r;
+}
+
 /* Find an unloaded-or-loaded thread with a rollout; unload it when asked. */
 static int
 store_resolve(struct store *s, const char *id, char canon[37], struct thread_meta *m, int unload,
@@ -177,7 +210,7 @@ store_resolve(struct store *s, const char *id, char canon[37], struct thread_met
 int
 store_archive(struct store *s, const char *id, char **cause)
 {
-	char canon[37], *to;
+	char canon[37], *to = NULL;
 	struct thread_meta m;
 	int r;
 
@@ -188,8 +221,7 @@ store_archive(struct store *s, const char *id, char **cause)
 		*cause = xasprintf("no rollout found for thread id %s", canon);
 		return -ENOENT;
 	}
-	to = rollout_path_archived(s->home, m.path);
-	if ((r = store_move(s, m.path, to, cause)) == 0) {
+	if ((r = store_move_all(s, canon, m.path, 1, &to, cause)) == 0) {
 		thread_meta_set(&m.path, to);
 		m.archived = 1;
 		store_ix_put(s, &m);
@@ -202,7 +234,7 @@ store_archive(struct store *s, const char *id, char **cause)
 int
 store_unarchive(struct store *s, const char *id, json_t **thread, char **cause)
 {
-	char canon[37], *to;
+	char canon[37], *to = NULL;
 	struct thread_meta m;
 	int r;
 
@@ -213,8 +245,7 @@ store_unarchive(struct store *s, const char *id, json_t **thread, char **cause)
 		*cause = xasprintf("thread %s is not archived", canon);
 		return -EINVAL;
 	}
-	to = rollout_path_unarchived(s->home, m.path);
-	if ((r = store_move(s, m.path, to, cause)) == 0) {
+	if ((r = store_move_all(s, canon, m.path, 0, &to, cause)) == 0) {
 		thread_meta_set(&m.path, to);
 		m.archived = 0;
 		m.updated_ms = rollout_now_ms(); /* upstream bumps updatedAt */
@@ -231,18 +262,29 @@ store_delete(struct store *s, const char *id, char **cause)
 {
 	char canon[37];
 	struct thread_meta m;
+	json_t *files, *v;
+	size_t i;
 	int r;
 
 	if ((r = store_resolve(s, id, canon, &m, 1, cause)) != 0)
 		return r;
-	if (unlink(m.path) != 0 && errno != ENOENT) {
-		r = -errno;
-		*cause = xasprintf("failed to delete %s: %s", m.path, strerror(errno));
-	} else {
-		store_turnidx_forget(s, m.path);
-		store_ix_delete(s, canon);
-		store_post_sync(s, -1, m.path, 1, NULL, NULL);
+	/* every segment, the current file last (a crash part-way leaves it to delete again) */
+	files = rollout_thread_files(m.path, canon);
+	json_array_foreach(files, i, v)
+	{
+		const char *p = json_string_value(v);
+
+		if (unlink(p) != 0 && errno != ENOENT) {
+			r = -errno;
+			*cause = xasprintf("failed to delete %s: %s", p, strerror(errno));
+			break;
+		}
+		store_turnidx_forget(s, p);
+		store_post_sync(s, -1, p, 1, NULL, NULL);
 	}
+	json_decref(files);
+	if (r == 0)
+		store_ix_delete(s, canon);
 	thread_meta_clear(&m);
 	return r;
 }

@@ -142,7 +142,7 @@ store_thread_defaults(struct store_thread *t, const struct store_params *p)
 }
 
 /* The record_settings view of a loaded thread. */
-static struct record_settings
+struct record_settings
 store_thread_rs(struct store_thread *t)
 {
 	struct record_settings rs = {
