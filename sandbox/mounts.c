@@ -425,15 +425,26 @@ mounts_is_placeholder(const struct stat *st)
 	return S_ISDIR(st->st_mode) && (st->st_mode & 07777) == 0;
 }
 
-/* Hold a placeholder shared and make sure it is still the one at pdir/name; 1, 0 retry, -errno. */
+/*
+ * Hold a placeholder shared and make sure it is still the one at pdir/name; 1, 0 retry, 2 one
+ * of another user's that we cannot open (covered, not held), -errno.
+ */
 static int
 mounts_hold(struct sbx_op *op, int pdir, const char *name, const struct stat *st)
 {
 	struct stat now, lst;
 	int i;
 
-	if ((op->lock = openat(pdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	if ((op->lock = openat(pdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) ==
+		-1) {
+		/*
+		 * Another user's placeholder (another daemon's sandbox in a shared /tmp): we cannot
+		 * lock it, nor will we ever remove it; it is covered like ours, without the lock.
+		 */
+		if (errno == EACCES && st->st_uid != getuid())
+			return 2;
 		return errno == ENOENT ? 0 : -errno;
+	}
 	for (i = 0; flock(op->lock, LOCK_SH | LOCK_NB) == -1; i++) {
 		if (errno != EWOULDBLOCK || i == 2000)
 			return -errno;
@@ -459,7 +470,7 @@ mounts_protect(struct sbx_op *op, int empty)
 	const char *name = strrchr(op->path, '/') + 1;
 	size_t plen = (size_t)(name - op->path) - 1;
 	struct stat st;
-	int sfd = -1, src = -1, tries, err = 0, h;
+	int sfd = -1, src = -1, tries, err = 0, h, ph;
 
 	if (plen == 0)
 		plen = 1; /* the root */
@@ -490,7 +501,7 @@ mounts_protect(struct sbx_op *op, int empty)
 			err = errno;
 			goto out;
 		}
-		if (mounts_is_placeholder(&st)) {
+		if ((ph = mounts_is_placeholder(&st))) {
 			if ((h = mounts_hold(op, op->pdir, name, &st)) < 0) {
 				err = -h;
 				goto out;
@@ -501,7 +512,7 @@ mounts_protect(struct sbx_op *op, int empty)
 			}
 		}
 		/* CODEX_HOME: its entries but the secrets and state files (home_view.c). */
-		if (op->hide && op->lock < 0) {
+		if (op->hide && !ph) {
 			if ((err = home_view_mount(sfd, &st)) == 0) {
 				op->mounted = 1;
 				op->mdev = st.st_dev;
@@ -510,7 +521,7 @@ mounts_protect(struct sbx_op *op, int empty)
 			goto out;
 		}
 		/* Over a placeholder: an empty read-only directory, listable (git walks it). */
-		src = open_tree(op->lock >= 0 ? empty : sfd, "",
+		src = open_tree(ph ? empty : sfd, "",
 			AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 		if (src == -1) {
 			err = errno;

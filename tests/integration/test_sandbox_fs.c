@@ -22,6 +22,7 @@
 
 #include "sandbox_util.h"
 #include "protocol/xmalloc.h"
+#include "tests/helpers/skip_note.h"
 
 static void
 test_defaults(void **state)
@@ -321,6 +322,50 @@ test_dev_shm(void **state)
 	asc_free(c);
 }
 
+/*
+ * Another user's placeholder in a shared writable folder (a sticky /tmp where another user's
+ * daemon runs a sandbox): we can neither open nor lock nor remove its mode-000 .git. Every
+ * sandbox of ours with that folder writable failed ("protected paths: Permission denied");
+ * it is covered like our own and stays protected.
+ */
+static void
+test_foreign_placeholder(void **state)
+{
+	struct asc *c;
+	char *ws, *git;
+	struct sbt_out o;
+	struct stat st;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip_test("a placeholder of another user is made with chown, which needs root");
+	c = sbt_daemon(0, NULL);
+	ws = sbt_mkdir_in(c, "shared");
+	git = xasprintf("%s/.git", ws);
+	assert_int_equal(chmod(ws, 01777), 0);
+	assert_int_equal(mkdir(git, 0), 0);
+	assert_int_equal(chown(git, 65534, 65534), 0);
+	sbt_exec_ok(c,
+		sbt_sh(ws, "{'sandboxPolicy':{'type':'workspaceWrite'}}",
+			"printf permitted > allowed; "
+			"if mkdir .git/x 2>/dev/null; then echo mkdir; fi; "
+			"if mv .git g2 2>/dev/null; then echo mv; fi; "
+			"if rmdir .git 2>/dev/null; then echo rm; fi; "
+			"printf protected"),
+		&o);
+	assert_int_equal(o.code, 0);
+	assert_string_equal(o.out, "protected");
+	sbt_out_free(&o);
+	sbt_assert_file(xasprintf("%s/allowed", ws), "permitted");
+	assert_int_equal(lstat(git, &st), 0);
+	assert_true(S_ISDIR(st.st_mode) && st.st_uid == 65534 && (st.st_mode & 07777) == 0);
+	assert_false(sbt_present(ws, "g2"));
+	assert_int_equal(rmdir(git), 0);
+	free(git);
+	free(ws);
+	asc_free(c);
+}
+
 int
 main(void)
 {
@@ -332,6 +377,7 @@ main(void)
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_profiles),
 		cmocka_unit_test(test_dev_shm),
+		cmocka_unit_test(test_foreign_placeholder),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
