@@ -18,7 +18,9 @@
  *  - A failure in the child is written as {stage, errno} to a close-on-exec
  *    pipe followed by _exit(127). The parent reads that pipe to EOF (exec
  *    succeeded) or a report, and then reaps that one pid itself: the daemon's
- *    libev loop cannot run during spawn_start.
+ *    libev loop cannot run during spawn_start. With SPAWN_NOWAIT the parent
+ *    returns at once and keeps the pipe in the handle (spawn_exec_seen): the
+ *    child's setup then runs beside the loop, and a failure is its exit 127.
  *  - PR_SET_PDEATHSIG fires when the forking *thread* exits: call spawn_start
  *    from the main thread only.
  *  - With clone_flags the child comes from a raw clone(2) (as bubblewrap does):

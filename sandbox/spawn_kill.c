@@ -16,8 +16,11 @@
 #include "protocol/xmalloc.h"
 #include "spawn.h"
 
-/* Seconds spawn_kill waits for a SPAWN_NOWAIT supervisor's setup to end (it takes ms). */
-#define SPAWN_KILL_SETUP_WAIT 2.0
+/*
+ * Seconds spawn_kill waits for a SPAWN_NOWAIT supervisor's setup to end (milliseconds, more on a
+ * loaded machine): killed before, its init could not remove its placeholders from the workspace.
+ */
+#define SPAWN_KILL_SETUP_WAIT 5.0
 
 /* Signal the child's group (and cgroup); see spawn.h. 0 or -errno. */
 int

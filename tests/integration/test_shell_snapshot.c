@@ -337,14 +337,15 @@ ms_since(const struct timespec *a)
  * A sandboxed snapshot's setup (mounts, Landlock, the cgroup: 5-50 ms, 1.5 s here through
  * APP_SERVER_SANDBOX_PAUSE_MS) runs beside the loop: thread/start is answered, and the next
  * request too, before it ends; the snapshot is still taken. A daemon told to exit during
- * such a setup exits, and leaves no file.
+ * such a setup exits, and leaves no file, nor the sandbox's placeholder in the workspace.
  */
 static void
 test_snapshot_setup_beside_the_loop(void **state)
 {
 	struct fx x;
 	struct timespec a;
-	char *first, *second;
+	struct stat st;
+	char *first, *git;
 	json_t *r;
 	long long id;
 
@@ -367,7 +368,10 @@ test_snapshot_setup_beside_the_loop(void **state)
 	json_decref(r);
 	/* Both answers while the new snapshot's sandbox still pauses in its setup. */
 	assert_in_range(ms_since(&a), 0, 750);
-	second = snap_wait(&x, first);
+	/* The first thread's file stays: the new one is the second .sh, whole (no .tmp- left). */
+	for (int i = 0, tmps = 1; i < 1000 && (snap_files(&x, NULL, &tmps) != 2 || tmps != 0); i++)
+		usleep(10000);
+	assert_int_equal(snap_files(&x, NULL, NULL), 2);
 	assert_true(ms_since(&a) >= 1500);
 	/* A third thread, and the daemon's exit during its snapshot's setup. */
 	id = asc_request(x.f.c, "thread/start",
@@ -379,9 +383,12 @@ test_snapshot_setup_beside_the_loop(void **state)
 	asc_free(x.f.c); /* stdin EOF: the daemon must exit 0 within its deadline */
 	assert_in_range(ms_since(&a), 0, 3500);
 	assert_int_equal(snap_files(&x, NULL, NULL), 0);
+	/* The sandbox's placeholder for the workspace's .git went with it (its init's teardown). */
+	git = xasprintf("%s/.git", x.f.workspace);
+	assert_int_not_equal(lstat(git, &st), 0);
+	free(git);
 	tt_respawn(&x.f);
 	free(first);
-	free(second);
 	fx_stop(&x);
 }
 
