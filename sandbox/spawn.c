@@ -18,7 +18,9 @@
  *  - A failure in the child is written as {stage, errno} to a close-on-exec
  *    pipe followed by _exit(127). The parent reads that pipe to EOF (exec
  *    succeeded) or a report, and then reaps that one pid itself: the daemon's
- *    libev loop cannot run during spawn_start.
+ *    libev loop cannot run during spawn_start. With SPAWN_NOWAIT the parent
+ *    returns at once and keeps the pipe in the handle (spawn_exec_seen): the
+ *    child's setup then runs beside the loop, and a failure is its exit 127.
  *  - PR_SET_PDEATHSIG fires when the forking *thread* exits: call spawn_start
  *    from the main thread only.
  *  - With clone_flags the child comes from a raw clone(2) (as bubblewrap does):
@@ -397,6 +399,18 @@ spawn_launch(const struct spawn_opts *o, const struct spawn_child *c, pid_t *pid
 	return r;
 }
 
+/* The child's ends of its pipes, closed in the parent once it is started. */
+static void
+spawn_close_child_ends(struct spawn_fds *f)
+{
+	spawn_close(&f->slave);
+	spawn_close(&f->in[0]);
+	spawn_close(&f->out[1]);
+	spawn_close(&f->err[1]);
+	spawn_close(&f->devnull);
+	spawn_close(&f->rp[1]);
+}
+
 /*
  * Wait for the child's exec through the error pipe (the child's ends closed first, so EOF
  * means execve succeeded); 0, or -errno with the stage and step, the child then reaped.
@@ -408,12 +422,7 @@ spawn_wait_exec(struct spawn_fds *f, pid_t pid, int *stage, int *step)
 	ssize_t n;
 	int r;
 
-	spawn_close(&f->slave);
-	spawn_close(&f->in[0]);
-	spawn_close(&f->out[1]);
-	spawn_close(&f->err[1]);
-	spawn_close(&f->devnull);
-	spawn_close(&f->rp[1]);
+	spawn_close_child_ends(f);
 	if ((n = spawn_read_full(f->rp[0], &rep, sizeof rep)) == 0)
 		return 0;
 	if (n == (ssize_t)sizeof rep && rep.err > 0 && rep.stage >= 0 &&
@@ -456,8 +465,16 @@ spawn_try(const struct spawn_opts *o, const char *path, struct spawn_proc *p, in
 	/* No pids controller caps it: RLIMIT_NPROC does (docs/sandbox.md; not for root). */
 	if ((o->flags & SPAWN_CGROUP) && o->max_pids > 0 && !cgroup_support()->pids)
 		c.has_nproc = cgroup_nproc_limit(o->max_pids, &c.nproc) == 0;
-	if ((r = spawn_launch(o, &c, &pid)) != 0 ||
-		(r = spawn_wait_exec(&f, pid, stage, step)) != 0)
+	if ((r = spawn_launch(o, &c, &pid)) != 0)
+		goto out;
+	if (o->flags & SPAWN_NOWAIT) {
+		/* The error pipe stays open: a child in a new PID namespace checks it for us. */
+		spawn_close_child_ends(&f);
+		fcntl(f.rp[0], F_SETFL, O_NONBLOCK);
+		p->report_fd = f.rp[0];
+		f.rp[0] = -1; /* transferred */
+		p->state |= SPAWN_P_STARTING;
+	} else if ((r = spawn_wait_exec(&f, pid, stage, step)) != 0)
 		goto out;
 	if (o->flags & SPAWN_SUPERVISED)
 		p->state |= SPAWN_P_SUPERVISED;
@@ -484,7 +501,7 @@ spawn_start(const struct spawn_opts *o, struct spawn_proc *p, char **cause)
 
 	memset(p, 0, sizeof *p);
 	p->pid = -1;
-	p->in_fd = p->out_fd = p->err_fd = p->pty_fd = p->linger_fd = -1;
+	p->in_fd = p->out_fd = p->err_fd = p->pty_fd = p->linger_fd = p->report_fd = -1;
 	if (spawn_fake != NULL)
 		return spawn_fake(o, p, cause);
 	if (o->argv == NULL || o->argv[0] == NULL || (o->cwd != NULL && o->cwd[0] != '/')) {
@@ -515,9 +532,37 @@ spawn_reaped(struct spawn_proc *p)
 	p->state |= SPAWN_P_REAPED;
 }
 
+int
+spawn_exec_seen(struct spawn_proc *p, double wait)
+{
+	struct pollfd pfd;
+	char rep[sizeof(struct spawn_report)];
+	ssize_t n;
+
+	if (!(p->state & SPAWN_P_STARTING))
+		return 1;
+	pfd = (struct pollfd){.fd = p->report_fd, .events = POLLIN};
+	while ((n = poll(&pfd, 1, wait > 0 ? (int)(wait * 1000) : 0)) == -1 && errno == EINTR)
+		;
+	if (n <= 0)
+		return 0;
+	/* EOF: every copy of the write end closed at an exec; bytes: a failure's report */
+	while ((n = read(p->report_fd, rep, sizeof rep)) == -1 && errno == EINTR)
+		;
+	if (n == -1 && errno == EAGAIN)
+		return 0;
+	spawn_close(&p->report_fd);
+	p->state &= ~(unsigned)SPAWN_P_STARTING;
+	return n == 0 ? 1 : -1;
+}
+
 void
 spawn_release(struct spawn_proc *p)
 {
+	if (p->state & SPAWN_P_STARTING) {
+		spawn_close(&p->report_fd);
+		p->state &= ~(unsigned)SPAWN_P_STARTING;
+	}
 	cgroup_free(p->cg); /* kills what is left first */
 	p->cg = NULL;
 	if (p->linger_fd >= 0)

@@ -1,7 +1,7 @@
 /*
  * Process spawning for command/exec: pipes or a PTY, a session of its own,
- * exec failures reported synchronously. Pure POSIX and synchronous: the
- * caller (server/exec.c) watches the fds and reaps the pid with libev.
+ * exec failures reported synchronously (or, with SPAWN_NOWAIT, not waited for).
+ * Pure POSIX: the caller (server/exec.c) watches the fds and reaps the pid with libev.
  */
 #ifndef SPAWN_H
 #define SPAWN_H
@@ -33,6 +33,15 @@
  * what is left when the command is over. Without cgroups on this machine: see spawn_start.
  */
 #define SPAWN_CGROUP 0x20
+/*
+ * Return once the child is started, without waiting for its execve: the sandbox's setup in
+ * the child (its cgroup join, mounts, Landlock: 5-50 ms) then never holds the caller's event
+ * loop. For a caller that needs no failure message: a child that fails before execve exits
+ * 127 and says nothing more. The handle keeps the error pipe (SPAWN_P_STARTING) until the exec
+ * is seen (spawn_exec_seen) or the command is over; spawn_kill waits for it first, so a
+ * supervisor is asked to tear down only once it can hear the request.
+ */
+#define SPAWN_NOWAIT 0x40
 
 #define SPAWN_DEFAULT_ROWS 24
 #define SPAWN_DEFAULT_COLS 80
@@ -71,6 +80,7 @@ struct spawn_opts {
 /* What the handle knows of its process (libuv's UV_HANDLE_ESRCH): never signal a reaped pid. */
 #define SPAWN_P_SUPERVISED 0x1 /* the child is a supervisor (SPAWN_SUPERVISED) */
 #define SPAWN_P_REAPED	   0x2 /* the caller reaped it (spawn_reaped) */
+#define SPAWN_P_STARTING   0x4 /* SPAWN_NOWAIT: its exec not seen yet; report_fd is open */
 
 struct cgroup;
 
@@ -84,6 +94,7 @@ struct spawn_proc {
 	unsigned state;	   /* SPAWN_P_* */
 	struct cgroup *cg; /* SPAWN_CGROUP, when the machine has cgroups; NULL otherwise */
 	int linger_fd;	   /* kept until the command is over, then spawn_close_later; -1 */
+	int report_fd;	   /* with SPAWN_P_STARTING: the error pipe, EOF once the child exec'd */
 };
 /*
  * On a PTY master, read() gives -1/EIO (not 0) once every slave fd is closed.
@@ -121,6 +132,12 @@ int spawn_pty_resize(int pty_fd, unsigned short rows, unsigned short cols);
 int spawn_kill(struct spawn_proc *p, int sig);
 /* The caller reaped the child: its pid is never signalled again. */
 void spawn_reaped(struct spawn_proc *p);
+/*
+ * SPAWN_NOWAIT: whether the child has exec'd (1), failed before (-1: it exits 127) or is still
+ * setting up (0, only when wait is 0); with wait > 0, up to that many seconds for the answer,
+ * then 0. Without SPAWN_P_STARTING: 1.
+ */
+int spawn_exec_seen(struct spawn_proc *p, double wait);
 /*
  * The command is over: kill what is left of its tree (its cgroup), free the cgroup, and
  * close linger_fd later.

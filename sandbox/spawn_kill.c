@@ -16,6 +16,12 @@
 #include "protocol/xmalloc.h"
 #include "spawn.h"
 
+/*
+ * Seconds spawn_kill waits for a SPAWN_NOWAIT supervisor's setup to end (milliseconds, more on a
+ * loaded machine): killed before, its init could not remove its placeholders from the workspace.
+ */
+#define SPAWN_KILL_SETUP_WAIT 5.0
+
 /* Signal the child's group (and cgroup); see spawn.h. 0 or -errno. */
 int
 spawn_kill(struct spawn_proc *p, int sig)
@@ -25,7 +31,15 @@ spawn_kill(struct spawn_proc *p, int sig)
 	/* Never kill(0), kill(-1) or kill(1): those reach our own group, everything, init. */
 	if (p->pid <= 1)
 		return -EINVAL;
-	if (!(p->state & SPAWN_P_REAPED)) {
+	/*
+	 * SPAWN_NOWAIT: a supervisor still setting up ignores SPAWN_SUPERVISOR_KILL (a PID
+	 * namespace's init hears only the signals it handles), so let it finish first; past the
+	 * bound it gets SIGKILL, which ends its whole namespace.
+	 */
+	if (sig == SIGKILL && (p->state & SPAWN_P_SUPERVISED) && !(p->state & SPAWN_P_REAPED) &&
+		spawn_exec_seen(p, SPAWN_KILL_SETUP_WAIT) == 0 && kill(p->pid, SIGKILL) == 0)
+		r = 0;
+	else if (!(p->state & SPAWN_P_REAPED)) {
 		if (sig == SIGKILL && (p->state & SPAWN_P_SUPERVISED))
 			return kill(p->pid, SPAWN_SUPERVISOR_KILL) == 0 ? 0 : -errno;
 		if (kill(-p->pid, sig) == 0 || kill(p->pid, sig) == 0)

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "api.h"
 #include "session.h"
 #include "fs/fs_worker.h"
+#include "protocol/buf.h"
 #include "protocol/xmalloc.h"
 #include "rpc/rpc.h"
 #include "skills/skills.h"
@@ -114,23 +116,32 @@ list_done(void *arg, int cancelled)
 {
 	struct list_job *j = arg;
 	struct skills *sk = skills_default();
-	const struct skills_outcome *o;
-	json_t *data = json_array();
+	struct skills_outcome *o;
+	struct buf out;
+	const char *text;
+	size_t len;
 
 	for (size_t i = 0; i < j->n; i++) {
 		if (j->fresh[i] != NULL)
 			skills_store(sk, j->abs[i], j->fresh[i]); /* stolen */
 		j->fresh[i] = NULL;
 	}
-	for (size_t i = 0; i < j->n && !cancelled; i++)
-		if ((o = skills_cached(sk, j->abs[i])) != NULL)
-			json_array_append_new(data, skills_entry_json(o, j->given[i]));
+	/* The entries' texts as the outcomes keep them: a cached list serialises nothing. */
+	buf_init(&out, SIZE_MAX / 2);
+	buf_add(&out, "{\"data\":[", 9);
+	for (size_t i = 0, n = 0; i < j->n && !cancelled; i++)
+		if ((o = (struct skills_outcome *)skills_cached(sk, j->abs[i])) != NULL) {
+			text = skills_entry_text(o, j->given[i], &len);
+			if (n++ > 0)
+				buf_add(&out, ",", 1);
+			buf_add(&out, text, len);
+		}
+	buf_add(&out, "]}", 2);
 	if (cancelled)
 		rpc_reply_error(j->req, RPC_INTERNAL_ERROR, "skills/list was cancelled", NULL);
 	else
-		rpc_reply(j->req, json_pack("{s:o}", "data", data));
-	if (cancelled)
-		json_decref(data);
+		rpc_reply_raw(j->req, out.ptr, out.len);
+	buf_free(&out);
 	for (size_t i = 0; i < j->n; i++) {
 		free(j->given[i]);
 		free(j->abs[i]);

@@ -266,3 +266,48 @@ skills_entry_json(const struct skills_outcome *o, const char *cwd)
 	rules_free(rules, n);
 	return json_pack("{s:s, s:o, s:O}", "cwd", cwd, "skills", list, "errors", o->errors);
 }
+
+/* An entry's text and what it was made for. */
+struct skills_entry_text {
+	char *cwd;  /* as given */
+	char *mask; /* the enabled state of each skill then */
+	char *text;
+	size_t len;
+};
+
+void
+skills_entry_text_free(struct skills_entry_text *t)
+{
+	if (t == NULL)
+		return;
+	free(t->cwd);
+	free(t->mask);
+	free(t->text);
+	free(t);
+}
+
+const char *
+skills_entry_text(struct skills_outcome *o, const char *cwd, size_t *len)
+{
+	char *mask = skills_enabled_mask(o);
+	struct skills_entry_text *t = o->text;
+	json_t *entry;
+
+	/* The enabled flags follow config.toml, which may have changed since: compared each time.
+	 */
+	if (t != NULL && strcmp(t->cwd, cwd) == 0 && memcmp(t->mask, mask, o->n) == 0) {
+		free(mask);
+		*len = t->len;
+		return t->text;
+	}
+	skills_entry_text_free(t);
+	o->text = t = xcalloc(1, sizeof *t);
+	t->cwd = xstrdup(cwd);
+	t->mask = mask;
+	entry = skills_entry_json(o, cwd);
+	t->text = json_dumps(entry, JSON_COMPACT);
+	json_decref(entry);
+	t->len = strlen(t->text);
+	*len = t->len;
+	return t->text;
+}

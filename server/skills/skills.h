@@ -41,6 +41,8 @@ struct skills_outcome {
 	json_t *errors; /* SkillErrorInfo[] ({path, message}), sorted by path */
 	char **roots;	/* the roots that gave a skill, in root order */
 	size_t nroots;
+	/* skills/list's last entry for it, as text (skills_entry_text; the loop's alone) */
+	struct skills_entry_text *text;
 };
 
 /* Where to look (all borrowed). home may be NULL (no $HOME/.agents/skills). */
@@ -82,6 +84,12 @@ void skills_default_free(void);
 int skills_enabled(const struct skill *sk);
 /* A SkillsListEntry for cwd (as given) from o (new reference). */
 json_t *skills_entry_json(const struct skills_outcome *o, const char *cwd);
+/*
+ * The same entry as compact JSON text (borrowed from o, *len set): kept in o and given again
+ * while cwd and every skill's enabled state are the same, so a cached skills/list neither
+ * builds nor serialises its skills again (1,000 of them: ~3 ms each time).
+ */
+const char *skills_entry_text(struct skills_outcome *o, const char *cwd, size_t *len);
 
 /* The developer message text of the skills section, or NULL when no skill is listed (heap). */
 char *skills_section(const struct skills_outcome *o);

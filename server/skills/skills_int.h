@@ -44,6 +44,8 @@ int skill_parse(const char *text, const char *path, struct skill *sk, char **cau
 void skill_parse_metadata(struct skill *sk);
 /* Whether each skill of o is enabled under the [[skills.config]] rules now (heap, o->n). */
 char *skills_enabled_mask(const struct skills_outcome *o);
+/* Free an outcome's entry text (skills_entry_text); NULL is fine. */
+void skills_entry_text_free(struct skills_entry_text *t);
 /* The roots of cwd to watch: every one but the system's, existing or not (heap, *n). */
 char **skills_roots(const struct skills_env *env, const char *cwd, size_t *n);
 /* Whitespace runs as one space, none at the ends (upstream's sanitize_single_line); heap. */

@@ -415,5 +415,6 @@ skills_outcome_free(struct skills_outcome *o)
 	free(o->roots);
 	free(o->v);
 	json_decref(o->errors);
+	skills_entry_text_free(o->text);
 	free(o);
 }

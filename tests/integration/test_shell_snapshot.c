@@ -44,9 +44,13 @@ struct fx {
 	char *dir;  /* CODEX_HOME/shell_snapshots */
 };
 
-/* The fixture: a HOME with a slow profile, a daemon with HOME set, a thread started. */
+/*
+ * The fixture: a HOME with a slow profile, a daemon with HOME set (and the two entries of
+ * env_extra, when given), a thread started under sandbox (NULL: danger-full-access).
+ */
 static void
-fx_start(struct fx *x, const char *script, const char *config_extra, const char *profile)
+fx_start_in(struct fx *x, const char *script, const char *config_extra, const char *profile,
+	const char *sandbox, const char *const *env_extra)
 {
 	char tmpl[] = "/tmp/test_snap_home.XXXXXX", *p, *s = tt_script(script), *env_home;
 	FILE *f;
@@ -68,13 +72,22 @@ fx_start(struct fx *x, const char *script, const char *config_extra, const char 
 	fclose(f);
 	free(p);
 	env_home = xasprintf("HOME=%s", x->home);
-	const char *env[] = {env_home, "APP_SERVER_THREAD_IDLE_SECS=0.2", NULL};
-	struct tt_opts o = {.script = s, .config_extra = config_extra, .env = env};
+	const char *env[] = {env_home, "APP_SERVER_THREAD_IDLE_SECS=0.2",
+		env_extra != NULL ? env_extra[0] : NULL, env_extra != NULL ? env_extra[1] : NULL,
+		NULL};
+	struct tt_opts o = {
+		.script = s, .config_extra = config_extra, .env = env, .sandbox = sandbox};
 
 	tt_start(&x->f, &o);
 	x->dir = xasprintf("%s/shell_snapshots", x->f.home);
 	free(env_home);
 	free(s);
+}
+
+static void
+fx_start(struct fx *x, const char *script, const char *config_extra, const char *profile)
+{
+	fx_start_in(x, script, config_extra, profile, NULL, NULL);
 }
 
 static void
@@ -310,6 +323,75 @@ test_snapshot_hanging_profile(void **state)
 	fx_stop(&x);
 }
 
+/* Milliseconds since a. */
+static long
+ms_since(const struct timespec *a)
+{
+	struct timespec b;
+
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (b.tv_sec - a->tv_sec) * 1000 + (b.tv_nsec - a->tv_nsec) / 1000000;
+}
+
+/*
+ * A sandboxed snapshot's setup (mounts, Landlock, the cgroup: 5-50 ms, 1.5 s here through
+ * APP_SERVER_SANDBOX_PAUSE_MS) runs beside the loop: thread/start is answered, and the next
+ * request too, before it ends; the snapshot is still taken. A daemon told to exit during
+ * such a setup exits, and leaves no file, nor the sandbox's placeholder in the workspace.
+ */
+static void
+test_snapshot_setup_beside_the_loop(void **state)
+{
+	struct fx x;
+	struct timespec a;
+	struct stat st;
+	char *first, *git;
+	json_t *r;
+	long long id;
+
+	(void)state;
+	/* The threads stay loaded while their snapshots take seconds. */
+	const char *const env[] = {
+		"APP_SERVER_SANDBOX_PAUSE_MS=1500", "APP_SERVER_THREAD_IDLE_SECS=60"};
+
+	fx_start_in(&x, "[]", NULL, NULL, "workspace-write", env);
+	first = snap_wait(&x, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	id = asc_request(x.f.c, "thread/start",
+		json_pack("{s:s, s:s}", "cwd", x.f.workspace, "sandbox", "workspace-write"));
+	r = asc_wait_response(x.f.c, id, asc_timeout(5000));
+	asc_assert_result(r);
+	json_decref(r);
+	id = asc_request(x.f.c, "thread/loaded/list", json_object());
+	r = asc_wait_response(x.f.c, id, asc_timeout(5000));
+	asc_assert_result(r);
+	json_decref(r);
+	/* Both answers while the new snapshot's sandbox still pauses in its setup. */
+	assert_in_range(ms_since(&a), 0, 750);
+	/* The first thread's file stays: the new one is the second .sh, whole (no .tmp- left). */
+	for (int i = 0, tmps = 1; i < 1000 && (snap_files(&x, NULL, &tmps) != 2 || tmps != 0); i++)
+		usleep(10000);
+	assert_int_equal(snap_files(&x, NULL, NULL), 2);
+	assert_true(ms_since(&a) >= 1500);
+	/* A third thread, and the daemon's exit during its snapshot's setup. */
+	id = asc_request(x.f.c, "thread/start",
+		json_pack("{s:s, s:s}", "cwd", x.f.workspace, "sandbox", "workspace-write"));
+	r = asc_wait_response(x.f.c, id, asc_timeout(5000));
+	asc_assert_result(r);
+	json_decref(r);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	asc_free(x.f.c); /* stdin EOF: the daemon must exit 0 within its deadline */
+	assert_in_range(ms_since(&a), 0, 3500);
+	assert_int_equal(snap_files(&x, NULL, NULL), 0);
+	/* The sandbox's placeholder for the workspace's .git went with it (its init's teardown). */
+	git = xasprintf("%s/.git", x.f.workspace);
+	assert_int_not_equal(lstat(git, &st), 0);
+	free(git);
+	tt_respawn(&x.f);
+	free(first);
+	fx_stop(&x);
+}
+
 /*
  * Files a dead daemon left (a kill -9: no exit to remove them) are swept by the next daemon's
  * first snapshot once they are days old and their thread was not written since; a recent
@@ -363,6 +445,7 @@ main(void)
 		cmocka_unit_test(test_snapshot_feature_off),
 		cmocka_unit_test(test_snapshot_hanging_profile),
 		cmocka_unit_test(test_snapshot_stale_swept),
+		cmocka_unit_test(test_snapshot_setup_beside_the_loop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,8 @@
  * The thread methods against the real daemon, continued (test_thread.c has the rest):
  * ephemeral threads, list pages that stay stable while threads are started in between, an
  * index deleted or corrupted or behind a rollout added by someone else, two daemons on one
- * CODEX_HOME, config overrides, and a thread unloaded once idle and unsubscribed.
+ * CODEX_HOME, config overrides, a thread unloaded once idle and unsubscribed, and the first
+ * page of a new CODEX_HOME.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -368,6 +369,33 @@ test_idle_unsubscribed_closes(void **state)
 	th_stop(&t);
 }
 
+/*
+ * A new CODEX_HOME (no sessions/ nor archived_sessions/ folder) lists its threads, none, at
+ * once: the first page does not wait for the index to be made. Shown with an index that
+ * cannot be made (a folder in its place): the page is still the empty one upstream answers,
+ * where waiting for the index answered "thread index unavailable".
+ */
+static void
+test_new_home_lists_at_once(void **state)
+{
+	struct th t;
+	json_t *r;
+	char *ix;
+
+	(void)state;
+	th_start(&t, 0);
+	ix = xasprintf("%s/app-server-threads.sqlite", t.h.home);
+	assert_int_equal(mkdir(ix, 0700), 0);
+	r = th_call(t.c, "thread/list", json_object());
+	assert_int_equal(json_array_size(json_object_get(asc_assert_result(r), "data")), 0);
+	assert_true(json_is_null(json_object_get(asc_assert_result(r), "nextCursor")));
+	assert_true(json_is_null(json_object_get(asc_assert_result(r), "backwardsCursor")));
+	json_decref(r);
+	rmdir(ix);
+	free(ix);
+	th_stop(&t);
+}
+
 int
 main(void)
 {
@@ -380,6 +408,7 @@ main(void)
 		cmocka_unit_test(test_config_overrides),
 		cmocka_unit_test(test_settings_resume_fork),
 		cmocka_unit_test(test_idle_unsubscribed_closes),
+		cmocka_unit_test(test_new_home_lists_at_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -82,7 +82,9 @@ snap_spawn(
 	so.envp = environ;
 	so.cwd = s->cwd;
 	so.policy_cwd = s->cwd;
-	so.flags = SPAWN_CGROUP;
+	/* Not waiting for the exec: a sandbox's setup (5-50 ms) would hold thread/start's answer
+	 * and every request behind it; a failure before the exec shows as exit 127 here. */
+	so.flags = SPAWN_CGROUP | SPAWN_NOWAIT;
 	if (sandbox_spawn_prepare(s->policy, &so, &cause) != 0 ||
 		spawn_start(&so, &sp, &cause) != 0) {
 		sandbox_spawn_done(&so, NULL);

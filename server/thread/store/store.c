@@ -576,6 +576,23 @@ store_list_post(struct store *s, struct store_pending_list *pl)
 	store_ix_list(s, pl);
 }
 
+/* Whether neither rollout folder exists (a stat each, on the loop: no I/O of note). */
+static int
+store_no_rollouts(const struct store *s)
+{
+	const char *dirs[] = {ROLLOUT_SESSIONS, ROLLOUT_ARCHIVED};
+	struct stat st;
+	int none = 1;
+
+	for (size_t i = 0; i < nitems(dirs) && none; i++) {
+		char *path = xasprintf("%s/%s", s->home, dirs[i]);
+
+		none = stat(path, &st) != 0 && errno == ENOENT;
+		free(path);
+	}
+	return none;
+}
+
 /* A deep copy of list params: the request is answered later, on the loop. */
 static void
 store_list_keep(struct store_pending_list *pl, const struct store_list_params *p)
@@ -614,6 +631,17 @@ store_list(struct store *s, const struct store_list_params *p, store_list_fn cb,
 	}
 	if (s->building && s->npending >= STORE_PENDING_LISTS) {
 		cb(arg, -EAGAIN, NULL, "the thread index is being rebuilt; retry shortly");
+		return;
+	}
+	/*
+	 * A new CODEX_HOME: no rollout folder, no thread loaded, the index not open yet. The
+	 * first build would create the index file (a journal, the WAL, their syncs: 10-50 ms on
+	 * a busy disk) only to find nothing, so the first page is the empty one now; the build
+	 * goes on behind. A folder that exists, even empty, takes the usual way.
+	 */
+	if (s->building && p->cursor == NULL && TAILQ_EMPTY(&s->loaded) && store_no_rollouts(s)) {
+		cb(arg, 0, json_pack("{s:[],s:n,s:n}", "data", "nextCursor", "backwardsCursor"),
+			NULL);
 		return;
 	}
 	pl = xcalloc(1, sizeof *pl);

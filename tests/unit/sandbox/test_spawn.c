@@ -346,6 +346,65 @@ test_child_hook(void **state)
 	free(c);
 }
 
+/* A child hook that takes 300 ms, as a sandbox's setup may, then fails with arg's errno. */
+static int
+slow_hook_cb(void *arg)
+{
+	struct timespec ts = {0, 300 * 1000000L};
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+	return *(int *)arg;
+}
+
+/*
+ * SPAWN_NOWAIT: spawn_start returns while the child still sets up (the hook sleeps), the exec
+ * is seen later; a setup that fails ends in exit 127 and is seen as such; nothing leaks.
+ */
+static void
+test_nowait(void **state)
+{
+	char *argv[] = {"true", NULL};
+	struct spawn_opts o = opts_make(argv, SPAWN_NOWAIT);
+	struct spawn_proc p;
+	char *cause = NULL;
+	long long t0;
+	int fail = 0, st, fds = count_fds();
+
+	o.child_hook = slow_hook_cb;
+	o.child_hook_arg = &fail;
+	t0 = now_ms();
+	assert_int_equal(spawn_start(&o, &p, &cause), 0);
+	assert_in_range(now_ms() - t0, 0, 200);
+	assert_int_equal(spawn_exec_seen(&p, 0), 0);
+	assert_int_equal(spawn_exec_seen(&p, 5), 1);
+	assert_int_equal(spawn_exec_seen(&p, 0), 1); /* the pipe is closed: asked again, still 1 */
+	st = wait_status(p.pid, 5000);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	spawn_reaped(&p);
+	spawn_release(&p);
+	spawn_proc_close(&p);
+
+	fail = EPERM;
+	assert_int_equal(spawn_start(&o, &p, &cause), 0);
+	assert_int_equal(spawn_exec_seen(&p, 5), -1);
+	st = wait_status(p.pid, 5000);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 127);
+	spawn_reaped(&p);
+	spawn_release(&p);
+	spawn_proc_close(&p);
+
+	/* Released before the exec was seen: the pipe is closed with the rest. */
+	fail = 0;
+	assert_int_equal(spawn_start(&o, &p, &cause), 0);
+	st = wait_status(p.pid, 5000);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	spawn_reaped(&p);
+	spawn_release(&p);
+	spawn_proc_close(&p);
+	assert_int_equal(count_fds(), fds);
+}
+
 static void
 test_path_from_envp(void **state)
 {
@@ -589,6 +648,7 @@ main(void)
 		cmocka_unit_test(test_only_stdio_fds),
 		cmocka_unit_test(test_no_fd_leak),
 		cmocka_unit_test(test_spawn_speed),
+		cmocka_unit_test(test_nowait),
 	};
 
 	if (reaper_setup() != 0)
