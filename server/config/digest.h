@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-/* The SHA-256 of len bytes as 64 lowercase hex digits and a NUL; 0 (it cannot fail). */
+/* The SHA-256 of len bytes as 64 lowercase hex digits and a NUL; 0, or -1 without libcrypto. */
 int digest_sha256_hex(const void *data, size_t len, char out[65]);
 
 #endif

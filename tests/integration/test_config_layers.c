@@ -396,39 +396,6 @@ test_thread_start_uses_project_layers(void **state)
 	asc_free(c);
 }
 
-/*
- * The layers' versions (sha256 of their text, checked against upstream's above) cost no
- * library: config/read, the first request of most clients' start-up, used to load OpenSSL's
- * libcrypto for them (2-4 ms, 4.7 MB mapped).
- */
-static void
-test_versions_without_libcrypto(void **state)
-{
-	struct asc *c = tree("repo/.git");
-	json_t *r = read_at(c, "repo/a/b/c");
-	char *maps = xasprintf("/proc/%d/maps", (int)asc_pid(c)), line[512];
-	const json_t *l;
-	size_t i;
-	FILE *f;
-
-	(void)state;
-	json_array_foreach(json_object_get(r, "layers"), i, l)
-	{
-		const char *v = json_string_value(json_object_get(l, "version"));
-
-		assert_non_null(v);
-		assert_int_equal(strlen(v), strlen("sha256:") + 64);
-	}
-	assert_non_null(f = fopen(maps, "r"));
-	while (fgets(line, sizeof line, f) != NULL)
-		if (strstr(line, "libcrypto") != NULL)
-			fail_msg("config/read mapped %s", line);
-	fclose(f);
-	free(maps);
-	json_decref(r);
-	asc_free(c);
-}
-
 /* configRequirements/read: upstream's answer without a requirements file, member order too. */
 static void
 test_config_requirements_read(void **state)
@@ -458,7 +425,6 @@ main(void)
 		cmocka_unit_test(test_codex_home_is_not_a_project_layer),
 		cmocka_unit_test(test_thread_start_uses_project_layers),
 		cmocka_unit_test(test_config_requirements_read),
-		cmocka_unit_test(test_versions_without_libcrypto),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
