@@ -23,6 +23,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/spawn.h"
 #include "config/config.h"
+#include "config/digest.h"
 #include "daemon.h"
 #include "api/api.h"
 #include "api/session.h"
@@ -311,6 +312,7 @@ daemon_run(const struct daemon_opts *opts)
 	daemon_raise_nofile();
 	/* Now, not at the first command: what daemons killed with -9 left running dies here. */
 	(void)cgroup_support();
+	digest_preload();
 	d.loop = ev_default_loop(EVFLAG_AUTO);
 	if (daemon_stdio(&d) != 0)
 		goto out;

@@ -7,4 +7,7 @@
 /* The SHA-256 of len bytes as 64 lowercase hex digits and a NUL; 0, or -1 without libcrypto. */
 int digest_sha256_hex(const void *data, size_t len, char out[65]);
 
+/* Start loading libcrypto on a thread of its own (the daemon, at start-up); best effort. */
+void digest_preload(void);
+
 #endif
