@@ -366,42 +366,75 @@ fail:
 
 #define CGROUP_PF_EXITING 0x4 /* the kernel's task flag, field 9 of /proc/<pid>/stat */
 
+/* A task's state and parent from /proc/<pid>/stat; 0, or -1 when gone or unreadable. */
+static int
+cgroup_task_stat(const char *pid, char *state, int *ppid, unsigned long *flags)
+{
+	char path[300], buf[1024];
+	const char *s;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%s/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* After the command name (which may hold anything): state ppid pgrp sid tty tpgid flags. */
+	if ((s = strrchr(buf, ')')) == NULL ||
+		sscanf(s + 1, " %c %d %*d %*d %*d %*d %lu", state, ppid, flags) != 3)
+		return -1;
+	return 0;
+}
+
+/* Whether pid is self or descends from it (a few generations up: our commands' trees). */
+static int
+cgroup_ours(int pid, pid_t self)
+{
+	char name[24], state;
+	unsigned long flags;
+
+	for (int i = 0; i < 8 && pid > 1; i++) {
+		if (pid == (int)self)
+			return 1;
+		snprintf(name, sizeof name, "%d", pid);
+		if (cgroup_task_stat(name, &state, &pid, &flags) != 0)
+			return 0;
+	}
+	return 0;
+}
+
 /*
- * Whether a task is on its way out and will stop counting soon: SIGKILL pending (from its
- * /proc/<pid>/status text), already in exit (a sandbox's init tearing its namespace down), or
- * a zombie of ours, which we reap. Another parent's zombie counts until that parent reaps it,
- * which may be never (an init that does not reap).
+ * Whether a task is on its way out and will stop counting soon: a task of our own commands'
+ * trees (we, a sandbox's init or the command reap it) with SIGKILL pending (from its
+ * /proc/<pid>/status text), already in exit, or a zombie. Anyone else's task counts until its
+ * parent reaps it, which may be late or never: an init that reaps slowly or not at all (a
+ * container's, a `runuser` as a PID namespace's pid 1) kept the killed trees of an earlier
+ * daemon counted by the kernel for seconds or for good, and a command given a cap that left
+ * them out could not fork at all.
  */
 static int
 cgroup_task_dying(const char *pid, const char *status, pid_t self)
 {
 	static const char *const masks[] = {"\nSigPnd:", "\nShdPnd:"};
 	unsigned long long m;
-	char path[300], buf[1024], state;
 	unsigned long flags;
 	const char *s;
-	ssize_t n;
-	int fd, ppid;
+	int ppid, dying = 0;
+	char state;
 
+	if (cgroup_task_stat(pid, &state, &ppid, &flags) != 0)
+		return 1; /* gone meanwhile */
 	for (size_t i = 0; i < 2; i++)
 		if ((s = strstr(status, masks[i])) != NULL && sscanf(s + 8, "%llx", &m) == 1 &&
 			(m & (1ULL << (SIGKILL - 1))) != 0)
-			return 1;
-	snprintf(path, sizeof path, "/proc/%s/stat", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 1; /* gone meanwhile */
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 1;
-	buf[n] = '\0';
-	/* After the command name (which may hold anything): state ppid pgrp sid tty tpgid flags. */
-	if ((s = strrchr(buf, ')')) == NULL ||
-		sscanf(s + 1, " %c %d %*d %*d %*d %*d %lu", &state, &ppid, &flags) != 3)
-		return 0;
-	if (state == 'Z' || state == 'X')
-		return ppid == (int)self;
-	return (flags & CGROUP_PF_EXITING) != 0;
+			dying = 1;
+	if (state == 'Z' || state == 'X' || (flags & CGROUP_PF_EXITING) != 0)
+		dying = 1;
+	return dying && cgroup_ours(ppid, self);
 }
 
 /*

@@ -192,6 +192,7 @@ test_process_cap_fallback(void **state)
 	struct asc_opts o = {.env = env, .args = cap};
 	struct asc *c;
 	pid_t others[19];
+	const char *bad = NULL;
 	long long id;
 	json_t *m;
 	int made;
@@ -224,15 +225,18 @@ test_process_cap_fallback(void **state)
 			pause();
 			_exit(0);
 		}
-	for (size_t i = 0; i < nitems(policies); i++) {
+	for (size_t i = 0; i < nitems(policies) && bad == NULL; i++) {
 		made = fork_bomb(c, 100, policies[i]);
 		if (made <= 5 || made >= 20)
-			fail_msg("%s: %d processes made, the cap is 20", policies[i], made);
+			bad = policies[i];
 	}
+	/* Before any verdict: left behind, they would hold the uid's count (and our stdout). */
 	for (size_t i = 0; i < nitems(others); i++) {
 		kill(others[i], SIGKILL);
 		waitpid(others[i], NULL, 0);
 	}
+	if (bad != NULL)
+		fail_msg("%s: %d processes made, the cap is 20", bad, made);
 	asc_free(c);
 	free(real);
 }
