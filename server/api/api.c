@@ -22,5 +22,6 @@ const struct rpc_method *const api_methods[] = {
 	api_config_write_methods,
 	api_startup_methods,
 	api_goals_methods,
+	api_account_methods,
 	NULL,
 };

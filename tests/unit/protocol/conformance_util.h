@@ -47,7 +47,8 @@ static const char *const more_instances[] = {"tests/fixtures/fs/conformance_inst
 	"tests/fixtures/clients/conformance_instances.json",
 	"tests/fixtures/config/conformance_instances.json",
 	"tests/fixtures/requirements/conformance_instances.json",
-	"tests/fixtures/review/conformance_instances.json"};
+	"tests/fixtures/review/conformance_instances.json",
+	"tests/fixtures/account/conformance_instances.json"};
 
 /*
  * Methods upstream marks experimental (#[experimental]): its generated schema leaves them
