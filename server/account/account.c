@@ -284,32 +284,46 @@ account_done_cb(void *arg, const struct http_result *res)
 	account_creds_clear(&c);
 }
 
-/* Start the refresh; -1 with *cause when it cannot be sent. */
+/*
+ * Start the refresh; -1 with *cause when it cannot be sent. The body is 0.169's (observed):
+ * refresh_reason "proactive_expiry" for a stale token, "unauthorized" after a 401.
+ */
 static int
-account_refresh_start(const struct auth *a, char **cause)
+account_refresh_start(
+	const struct auth *a, const struct account_client *who, int refused, char **cause)
 {
 	static const struct http_cbs cbs = {account_data_cb, account_done_cb};
-	static const char *const headers[] = {"Content-Type: application/json",
-		"Accept: application/json", "originator: codex_cli_rs", NULL};
-	const char *env = getenv(ACCOUNT_REFRESH_ENV);
-	json_t *req = json_pack("{s:s, s:s, s:s}", "client_id", ACCOUNT_CLIENT_ID, "grant_type",
-		"refresh_token", "refresh_token", a->refresh_token);
+	const char *env = getenv(ACCOUNT_REFRESH_ENV), *headers[5];
+	char *h_orig = xasprintf("originator: %s",
+		     who != NULL && who->originator != NULL ? who->originator : "codex_cli_rs"),
+	     *h_ua = NULL;
+	size_t nh = 0;
+	json_t *req = json_pack("{s:s, s:s, s:s, s:s}", "client_id", ACCOUNT_CLIENT_ID,
+		"grant_type", "refresh_token", "refresh_reason",
+		refused ? "unauthorized" : "proactive_expiry", "refresh_token", a->refresh_token);
 	char *body = json_dumps(req, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	struct http_req_opts o = {
 		.method = "POST",
 		.url = env != NULL && *env != '\0' ? env : ACCOUNT_REFRESH_URL,
-		.headers = headers,
 		.body = body,
 		.body_len = strlen(body),
 		.connect_timeout_ms = 30000,
 		.total_timeout_ms = ACCOUNT_TIMEOUT_MS,
 	};
 
+	headers[nh++] = "Content-Type: application/json";
+	headers[nh++] = h_orig;
+	if (who != NULL && who->user_agent != NULL)
+		headers[nh++] = h_ua = xasprintf("user-agent: %s", who->user_agent);
+	headers[nh] = NULL;
+	o.headers = headers;
 	json_decref(req);
 	buf_reset(&account_state.body);
 	account_state.xfer = http_start(account_state.http, &o, &cbs, NULL, cause);
 	explicit_bzero(body, strlen(body));
 	free(body);
+	free(h_orig);
+	free(h_ua);
 	if (account_state.xfer == NULL)
 		return -1;
 	account_state.refreshes++;
@@ -318,8 +332,8 @@ account_refresh_start(const struct auth *a, char **cause)
 }
 
 int
-account_creds_get(const char *rejected, struct account_creds *out, account_cb cb, void *arg,
-	struct account_wait **wait)
+account_creds_get(const char *rejected, const struct account_client *who, struct account_creds *out,
+	account_cb cb, void *arg, struct account_wait **wait)
 {
 	struct account_wait *w;
 	struct auth *a = NULL;
@@ -343,7 +357,8 @@ account_creds_get(const char *rejected, struct account_creds *out, account_cb cb
 			r = 0;
 			goto out;
 		}
-		if (account_state.http == NULL || account_refresh_start(a, &cause) != 0) {
+		if (account_state.http == NULL ||
+			account_refresh_start(a, who, rejected != NULL, &cause) != 0) {
 			out->error = xasprintf("Failed to refresh token: %s",
 				cause != NULL ? cause : "no HTTP client");
 			free(cause);

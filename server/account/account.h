@@ -52,13 +52,19 @@ int account_chatgpt_applies(const struct model_provider *p);
 /* The base URL for such requests: the provider's own when configured, else upstream's. */
 const char *account_chatgpt_base(const struct model_provider *p);
 
+/* Who asks: the client's name and user agent, sent to the issuer as upstream sends them. */
+struct account_client {
+	const char *originator; /* NULL: codex_cli_rs */
+	const char *user_agent; /* NULL: none */
+};
+
 /*
  * The credentials for a request. rejected: the access token the backend just refused, or
  * NULL. Returns 0 with *out filled now; 1 when a refresh must finish first (*wait set, cb
  * called once later unless account_wait_cancel); -1 with out->error.
  */
-int account_creds_get(const char *rejected, struct account_creds *out, account_cb cb, void *arg,
-	struct account_wait **wait);
+int account_creds_get(const char *rejected, const struct account_client *who,
+	struct account_creds *out, account_cb cb, void *arg, struct account_wait **wait);
 /* Stop waiting: cb will not be called (the refresh itself goes on for the others). */
 void account_wait_cancel(struct account_wait *w);
 
