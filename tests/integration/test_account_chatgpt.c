@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -50,6 +51,13 @@ mock_start(struct mock *m, const char *a1, const char *a2)
 	m->pid = fork();
 	assert_true(m->pid >= 0);
 	if (m->pid == 0) {
+		/* dies with the test, even one that failed before mock_stop; its output is not
+		 * the test's (a failed test must not leave a reader of our pipes waiting) */
+		int null = open("/dev/null", O_RDWR);
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		dup2(null, 1);
+		dup2(null, 2);
 		execlp("python3", "python3", "tests/integration/mock_chatgpt.py", "--port-file", pf,
 			"--log", m->log, a1, a2, (char *)NULL);
 		_exit(127);
@@ -103,6 +111,7 @@ jwt(json_t *payload)
 	     *b = xmalloc(base64_encoded_len(strlen(raw)) + 1);
 
 	base64_encode(raw, strlen(raw), b);
+	b[base64_encoded_len(strlen(raw))] = '\0'; /* base64_encode does not end the string */
 	for (char *p = b; *p != '\0'; p++) {
 		if (*p == '+')
 			*p = '-';
