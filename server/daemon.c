@@ -20,6 +20,7 @@
 
 #include <ev.h>
 
+#include "account/account.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/spawn.h"
 #include "config/config.h"
@@ -339,6 +340,7 @@ daemon_run(const struct daemon_opts *opts)
 	d.http = http_new(d.loop);
 	http_set_congested(d.http, daemon_congested, &d);
 	http_set_default(d.http);
+	account_init(d.loop, d.http);
 	ev_init(&d.deadline, daemon_deadline_cb);
 	ev_init(&d.eof_grace, daemon_eof_grace_cb);
 	ev_run(d.loop, 0);
@@ -370,6 +372,7 @@ out:
 	ev_io_stop(d.loop, &d.in_io);
 	rpc_free(d.rpc);
 	ev_idle_stop(d.loop, &d.config_idle);
+	account_shutdown();
 	http_free(d.http);
 	outq_free(d.q);
 	linebuf_free(d.lb);

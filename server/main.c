@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "account/login_cli.h"
 #include "account/login_status.h"
 #include "api/api.h"
 #include "config/config.h"
@@ -29,6 +30,8 @@
 static const char usage[] =
 	"usage: app-server [app-server] [OPTIONS]\n"
 	"       app-server login status\n"
+	"       app-server login --with-api-key   (the key on stdin)\n"
+	"       app-server logout\n"
 	"       app-server debug models [--bundled]\n"
 	"       app-server mock-model [--listen HOST:PORT] [--script FILE] [--record FILE]\n"
 	"                             [--port-file FILE]\n"
@@ -422,11 +425,19 @@ main(int argc, char **argv)
 		} else if (strcmp(argv[i], "app-server") == 0) {
 			/* upstream's subcommand, when options came first */
 		} else if (strcmp(argv[i], "login") == 0) {
-			if (argc != i + 2 || strcmp(argv[i + 1], "status") != 0) {
-				fprintf(stderr, "app-server: only `login status` is supported\n");
-				r = 2;
-			} else
+			if (argc == i + 2 && strcmp(argv[i + 1], "status") == 0)
 				r = login_status_main(home, stderr);
+			else if (argc == i + 2 && strcmp(argv[i + 1], "--with-api-key") == 0)
+				r = login_cli_api_key(home, stdin, stderr);
+			else {
+				fprintf(stderr,
+					"app-server: only `login status` and `login "
+					"--with-api-key` are supported\n");
+				r = 2;
+			}
+			goto out;
+		} else if (strcmp(argv[i], "logout") == 0) {
+			r = login_cli_logout(home, stderr);
 			goto out;
 		} else if (strcmp(argv[i], "debug") == 0) {
 			if (argc < i + 2 || strcmp(argv[i + 1], "models") != 0) {

@@ -63,8 +63,21 @@ const struct pmethod pmethods[] = {
 		"Remove a loaded thread's goal."},
 	{"configRequirements/read", PM_REQUEST, NULL, "ConfigRequirementsReadResponse", "v2",
 		"What requirements.toml imposes: none read here, so null, as upstream without one."},
-	{"account/rateLimits/read", PM_REQUEST, NULL, NULL, "v2",
-		"Rate limits of a ChatGPT login; without one, upstream's -32600."},
+	{"account/rateLimits/read", PM_REQUEST, NULL, "GetAccountRateLimitsResponse", "v2",
+		"Rate limits of a ChatGPT login, from the backend's last rate-limit headers; "
+		"without that login, upstream's -32600."},
+	/* accounts (defs_account.c) */
+	{"account/login/start", PM_REQUEST, "LoginAccountParams", "LoginAccountResponse", "v2",
+		"Sign in: an API key (stored in auth.json as upstream stores it)."},
+	{"account/login/cancel", PM_REQUEST, "CancelLoginAccountParams",
+		"CancelLoginAccountResponse", "v2", "Stop a pending sign-in."},
+	{"account/logout", PM_REQUEST, NULL, "LogoutAccountResponse", "v2",
+		"Remove the stored credentials (auth.json)."},
+	{"account/updated", PM_NOTIFICATION, "AccountUpdatedNotification", NULL, "v2", NULL},
+	{"account/login/completed", PM_NOTIFICATION, "AccountLoginCompletedNotification", NULL,
+		"v2", NULL},
+	{"account/rateLimits/updated", PM_NOTIFICATION, "AccountRateLimitsUpdatedNotification",
+		NULL, "v2", NULL},
 	{"thread/goal/updated", PM_NOTIFICATION, "ThreadGoalUpdatedNotification", NULL, "v2", NULL},
 	{"thread/goal/cleared", PM_NOTIFICATION, "ThreadGoalClearedNotification", NULL, "v2", NULL},
 	{"fs/readFile", PM_REQUEST, "FsReadFileParams", "FsReadFileResponse", "v2",
@@ -199,7 +212,7 @@ const struct pmethod pmethods[] = {
 static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config, pdefs_fs,
 	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills, pdefs_config_write,
 	pdefs_startup, pdefs_requirements, pdefs_review, pdefs_history, pdefs_shellcmd,
-	pdefs_user_input};
+	pdefs_user_input, pdefs_account};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

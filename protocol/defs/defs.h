@@ -97,6 +97,7 @@ extern const struct pdef pdefs_config_write[];
 extern const struct pdef pdefs_startup[];
 extern const struct pdef pdefs_requirements[];
 extern const struct pdef pdefs_history[];
+extern const struct pdef pdefs_account[];
 
 /* Every method, terminated by a NULL method. */
 extern const struct pmethod pmethods[];

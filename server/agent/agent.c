@@ -323,6 +323,7 @@ agent_turn_free(struct agent_turn *t)
 	json_decref(t->reasoning.content);
 	diff_turn_free(t->diffs);
 	agent_review_free(t->review);
+	agent_auth_free(t);
 	free(t);
 }
 

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "account/account.h"
 #include "agent.h"
 #include "agent/approval/approval_rules.h"
 #include "agent/shell/shell_words.h"
@@ -174,6 +175,14 @@ struct agent_turn {
 	int64_t started_ms;
 	/* MODEL */
 	struct model_req *req;
+	struct {
+		struct account_wait *wait;  /* a refresh the next request waits for, or NULL */
+		struct account_creds creds; /* the last fetched (its token: the 401 check) */
+		int chatgpt;		    /* requests go to the ChatGPT backend */
+		int ready;		    /* creds are fresh for the next request */
+		int retried;		    /* this request already recovered from a 401 */
+		char *rejected;		    /* the token the backend refused, or NULL */
+	} auth;				    /* agent_auth.c */
 	int need_model;
 	json_t *response_items; /* model items of the response being streamed */
 	struct agent_stream_item msg, reasoning;
@@ -233,6 +242,17 @@ void agent_review_cancel(struct agent *a);
 void agent_history_load(struct agent *a);
 /* agent_model.c */
 int agent_model_request(struct agent_turn *t, char **cause);
+/* agent_auth.c: a ChatGPT login's credentials for the turn's requests. prepare: 0 go on,
+ * 1 a refresh runs (the request starts when it ends), -1 the turn failed. headers: the
+ * auth headers (heap copies in owned), their count. unauthorized: 1 when a 401 is being
+ * recovered from (the request is asked again). */
+int agent_auth_prepare(struct agent_turn *t);
+size_t agent_auth_headers(struct agent_turn *t, const char **headers, char **owned);
+void agent_auth_sent(struct agent_turn *t);
+int agent_auth_unauthorized(struct agent_turn *t);
+void agent_auth_completed(struct agent_turn *t);
+void agent_auth_cancel(struct agent_turn *t);
+void agent_auth_free(struct agent_turn *t);
 void agent_model_cancel(struct agent_turn *t);
 void agent_stream_finish(struct agent_turn *t);
 /* agent_prompt.c */

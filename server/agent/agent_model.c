@@ -343,6 +343,7 @@ agent_model_cb(void *arg, const struct model_event *ev)
 		break;
 	case MODEL_EV_COMPLETED:
 		t->req = NULL; /* freed by model/ after we return */
+		agent_auth_completed(t);
 		agent_response_done(t, ev);
 		break;
 	case MODEL_EV_FAILED:
@@ -358,6 +359,9 @@ agent_model_cb(void *arg, const struct model_event *ev)
 			agent_kick(t);
 			break;
 		}
+		if (ev->error->kind == MODEL_ERR_UNAUTHORIZED && ev->error->http_status == 401 &&
+			agent_auth_unauthorized(t))
+			break; /* refreshed (or reloaded) once, then asked again */
 		agent_fail(t, agent_turn_error(ev->error));
 		break;
 	}
@@ -370,9 +374,17 @@ agent_model_request(struct agent_turn *t, char **cause)
 	struct model_prompt pr = {0};
 	json_t *input, *tools = NULL, *reasoning = NULL, *text = NULL;
 	const char *headers[8];
-	char *h_orig = NULL, *h_ua = NULL, *h_sess = NULL;
+	char *h_orig = NULL, *h_ua = NULL, *h_sess = NULL, *h_auth[2] = {NULL, NULL};
+	struct model_provider prov;
 	size_t nh = 0;
 	int r = -1;
+
+	switch (agent_auth_prepare(t)) {
+	case 1:
+		return 0; /* a refresh runs: its end asks again (agent_auth.c) */
+	case -1:
+		return 0; /* the turn failed with the login's error */
+	}
 
 	if (!t->compacting && t->a->hist.len > 0 && t->last.input > 0 &&
 		(double)t->last.input > AGENT_COMPACT_RATIO * t->o.context_window)
@@ -403,7 +415,11 @@ agent_model_request(struct agent_turn *t, char **cause)
 	if (t->a->c.user_agent != NULL)
 		headers[nh++] = h_ua = xasprintf("user-agent: %s", t->a->c.user_agent);
 	headers[nh++] = h_sess = xasprintf("session-id: %s", t->a->c.thread_id);
+	nh += agent_auth_headers(t, headers + nh, h_auth);
 	headers[nh] = NULL;
+	prov = *t->provider;
+	if (t->auth.chatgpt)
+		prov.base_url = (char *)account_chatgpt_base(t->provider); /* copied by model/ */
 	pr.model = t->o.model;
 	pr.input = input;
 	pr.input_text = t->a->hist.ptr != NULL ? t->a->hist.ptr : "";
@@ -416,8 +432,8 @@ agent_model_request(struct agent_turn *t, char **cause)
 	pr.headers = headers;
 	if (t->response_items == NULL)
 		t->response_items = json_array();
-	t->req = model_stream(
-		t->a->c.loop, t->a->c.http, t->provider, &pr, agent_model_cb, t, cause);
+	t->req = model_stream(t->a->c.loop, t->a->c.http, &prov, &pr, agent_model_cb, t, cause);
+	agent_auth_sent(t);
 	if (t->req != NULL)
 		r = 0;
 	json_decref(input);
@@ -427,6 +443,11 @@ agent_model_request(struct agent_turn *t, char **cause)
 	free(h_orig);
 	free(h_ua);
 	free(h_sess);
+	for (size_t i = 0; i < 2; i++) {
+		if (h_auth[i] != NULL)
+			explicit_bzero(h_auth[i], strlen(h_auth[i]));
+		free(h_auth[i]);
+	}
 	return r;
 }
 
@@ -434,6 +455,7 @@ agent_model_request(struct agent_turn *t, char **cause)
 void
 agent_model_cancel(struct agent_turn *t)
 {
+	agent_auth_cancel(t);
 	if (t->req == NULL)
 		return;
 	model_cancel(t->req);

@@ -24,5 +24,6 @@ const struct rpc_method *const api_methods[] = {
 	api_goals_methods,
 	api_history_methods,
 	api_shellcmd_methods,
+	api_account_methods,
 	NULL,
 };

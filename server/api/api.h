@@ -41,6 +41,7 @@ struct search_runner *fs_session_search(struct fs_session *f);
 extern const struct rpc_method api_fuzzy_search_methods[];
 /* config.c */
 extern const struct rpc_method api_config_methods[];
+extern const struct rpc_method api_account_methods[];
 /* config_requirements.c: configRequirements/read */
 extern const struct rpc_method api_config_requirements_methods[];
 extern const struct rpc_method api_turn_methods[];

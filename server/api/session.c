@@ -1,6 +1,7 @@
 /* One connection's state (session.h): each area's part made, resumed, killed and freed. */
 #include <stdlib.h>
 
+#include "api/account/account_api.h"
 #include "api.h"
 #include "protocol/xmalloc.h"
 #include "session.h"
@@ -16,6 +17,7 @@ session_new(struct ev_loop *loop, struct outq *q, struct rpc *rpc)
 	s->q = q;
 	s->exec = command_exec_new(s);
 	s->fs = fs_session_new(s);
+	account_api_attach(s);
 	return s;
 }
 
@@ -24,6 +26,7 @@ session_free(struct session *s)
 {
 	if (s == NULL)
 		return;
+	account_api_detach(s);
 	command_exec_free(s->exec);
 	fs_session_free(s->fs);
 	skills_session_free(s->skills);

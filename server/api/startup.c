@@ -2,9 +2,8 @@
  * The small methods real clients call at start-up (notes/real-clients.md §1), answered as
  * upstream 0.169 answers them for a user without a ChatGPT login: modelProvider/list and
  * capabilities, experimentalFeature/list and enablement/set, hooks/list (we run no hooks:
- * every cwd has none), app/list and plugin/list (empty: both need a ChatGPT login upstream)
- * and account/rateLimits/read (upstream's -32600 without that login). Each request reads the
- * configuration afresh, as config/read does.
+ * every cwd has none), app/list and plugin/list (empty: both need a ChatGPT login upstream).
+ * Each request reads the configuration afresh, as config/read does.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -234,16 +233,6 @@ startup_plugin_list(struct session *s, struct rpc_req *req, json_t *params)
 			"featuredPluginIds"));
 }
 
-/* account/rateLimits/read: limits come with a ChatGPT login, which we never have. */
-static void
-startup_rate_limits(struct session *s, struct rpc_req *req, json_t *params)
-{
-	(void)s;
-	(void)params;
-	rpc_reply_error(req, RPC_INVALID_REQUEST,
-		"codex account authentication required to read rate limits", NULL);
-}
-
 int
 startup_strcmp(const void *a, const void *b)
 {
@@ -258,6 +247,5 @@ const struct rpc_method api_startup_methods[] = {
 	{"hooks/list", startup_hooks_list, 0},
 	{"app/list", startup_app_list, 0},
 	{"plugin/list", startup_plugin_list, 0},
-	{"account/rateLimits/read", startup_rate_limits, 0},
 	{NULL, NULL, 0},
 };

@@ -2777,6 +2777,199 @@ class ToolRequestUserInputAnswer(TypedDict, total=False):
     answers: Required[List[str]]
 
 
+class ApiKeyLoginAccountParams(TypedDict, total=False):
+    type: Required[Literal["apiKey"]]
+    apiKey: Required[str]
+
+
+class ChatgptLoginAccountParams(TypedDict, total=False):
+    type: Required[Literal["chatgpt"]]
+    appBrand: Optional["LoginAppBrand"]
+    codexStreamlinedLogin: bool
+    useHostedLoginSuccessPage: bool
+
+
+class ChatgptDeviceCodeLoginAccountParams(TypedDict, total=False):
+    type: Required[Literal["chatgptDeviceCode"]]
+
+
+class ChatgptAuthTokensLoginAccountParams(TypedDict, total=False):
+    """[UNSTABLE] FOR OPENAI INTERNAL USE ONLY - DO NOT USE. The access token must contain the same scopes that Codex-managed ChatGPT auth tokens have."""
+    type: Required[Literal["chatgptAuthTokens"]]
+    #: Access token (JWT) supplied by the client. This token is used for backend API requests and email extraction.
+    accessToken: Required[str]
+    #: Workspace/account identifier supplied by the client.
+    chatgptAccountId: Required[str]
+    #: Optional plan type supplied by the client.
+    #:
+    #: When `null`, Codex attempts to derive the plan type from access-token claims. If unavailable, the plan defaults to `unknown`.
+    chatgptPlanType: Optional[str]
+
+
+class AmazonBedrockLoginAccountParams(TypedDict, total=False):
+    """[UNSTABLE] Managed Amazon Bedrock login is experimental."""
+    type: Required[Literal["amazonBedrock"]]
+    apiKey: Required[str]
+    region: Required[str]
+
+
+class AmazonBedrockAccessKeysLoginAccountParams(TypedDict, total=False):
+    """[UNSTABLE] Managed Amazon Bedrock AWS access key login is experimental."""
+    type: Required[Literal["amazonBedrockAccessKeys"]]
+    accessKeyId: Required[str]
+    region: Required[str]
+    secretAccessKey: Required[str]
+    sessionToken: Optional[str]
+
+
+LoginAccountParams: TypeAlias = Union["ApiKeyLoginAccountParams", "ChatgptLoginAccountParams", "ChatgptDeviceCodeLoginAccountParams", "ChatgptAuthTokensLoginAccountParams", "AmazonBedrockLoginAccountParams", "AmazonBedrockAccessKeysLoginAccountParams"]
+
+
+LoginAppBrand: TypeAlias = Literal["codex", "chatgpt"]
+
+
+class ApiKeyLoginAccountResponse(TypedDict, total=False):
+    type: Required[Literal["apiKey"]]
+
+
+class ChatgptLoginAccountResponse(TypedDict, total=False):
+    type: Required[Literal["chatgpt"]]
+    #: URL the client should open in a browser to initiate the OAuth flow.
+    authUrl: Required[str]
+    loginId: Required[str]
+
+
+class ChatgptDeviceCodeLoginAccountResponse(TypedDict, total=False):
+    type: Required[Literal["chatgptDeviceCode"]]
+    loginId: Required[str]
+    #: One-time code the user must enter after signing in.
+    userCode: Required[str]
+    #: URL the client should open in a browser to complete device code authorization.
+    verificationUrl: Required[str]
+
+
+class ChatgptAuthTokensLoginAccountResponse(TypedDict, total=False):
+    type: Required[Literal["chatgptAuthTokens"]]
+
+
+class AmazonBedrockLoginAccountResponse(TypedDict, total=False):
+    type: Required[Literal["amazonBedrock"]]
+
+
+LoginAccountResponse: TypeAlias = Union["ApiKeyLoginAccountResponse", "ChatgptLoginAccountResponse", "ChatgptDeviceCodeLoginAccountResponse", "ChatgptAuthTokensLoginAccountResponse", "AmazonBedrockLoginAccountResponse"]
+
+
+class CancelLoginAccountParams(TypedDict, total=False):
+    loginId: Required[str]
+
+
+class CancelLoginAccountResponse(TypedDict, total=False):
+    status: Required["CancelLoginAccountStatus"]
+
+
+CancelLoginAccountStatus: TypeAlias = Literal["canceled", "notFound"]
+
+
+class LogoutAccountResponse(TypedDict, total=False):
+    pass
+
+
+class AccountUpdatedNotification(TypedDict, total=False):
+    authMode: Optional["AuthMode"]
+    planType: Optional["PlanType"]
+
+
+#: Authentication mode for OpenAI-backed providers.
+AuthMode: TypeAlias = Literal["apikey", "chatgpt", "chatgptAuthTokens", "headers", "agentIdentity", "personalAccessToken", "bedrockApiKey", "bedrockAccessKeys"]
+
+
+class AccountLoginCompletedNotification(TypedDict, total=False):
+    error: Optional[str]
+    loginId: Optional[str]
+    onboardingEntrypoint: Optional["DesktopOnboardingEntrypoint"]
+    success: Required[bool]
+
+
+DesktopOnboardingEntrypoint: TypeAlias = Literal["life_sciences"]
+
+
+class GetAccountRateLimitsResponse(TypedDict, total=False):
+    #: Account associated with this usage snapshot, when supplied by the backend.
+    accountId: Optional[str]
+    #: Backend permission for ordinary included usage, validated against the active account. Null means unavailable; clients must not infer recovery from percentages or reset times.
+    ordinaryUsageAllowed: Optional[bool]
+    #: Backward-compatible single-bucket view; mirrors the historical payload.
+    rateLimits: Required["RateLimitSnapshot"]
+    #: Multi-bucket view keyed by metered `limit_id` (for example, `codex`).
+    rateLimitsByLimitId: Optional[Dict[str, "RateLimitSnapshot"]]
+    rateLimitResetCredits: Optional["RateLimitResetCreditsSummary"]
+    #: Optional backend-owned banner from the same usage read. Its nested keys retain the backend's snake_case contract; an absent banner leaves the client's existing UI unchanged.
+    rateLimitUpsell: JsonValue
+
+
+class RateLimitSnapshot(TypedDict, total=False):
+    credits: Optional["CreditsSnapshot"]
+    individualLimit: Optional["SpendControlLimitSnapshot"]
+    limitId: Optional[str]
+    limitName: Optional[str]
+    #: Normal model whose display name and reasoning options describe this quota alias.
+    normalModelSlug: Optional[str]
+    planType: Optional["PlanType"]
+    primary: Optional["RateLimitWindow"]
+    rateLimitReachedType: Optional["RateLimitReachedType"]
+    secondary: Optional["RateLimitWindow"]
+    #: Backend-reported spend-control state. `None` is unavailable, not a sparse-update recovery.
+    spendControlReached: Optional[bool]
+
+
+class RateLimitWindow(TypedDict, total=False):
+    resetsAt: Optional[int]
+    usedPercent: Required[int]
+    windowDurationMins: Optional[int]
+
+
+class CreditsSnapshot(TypedDict, total=False):
+    balance: Optional[str]
+    hasCredits: Required[bool]
+    unlimited: Required[bool]
+
+
+class RateLimitResetCreditsSummary(TypedDict, total=False):
+    availableCount: Required[int]
+    #: Detail rows for available reset credits, when the backend provides them.
+    credits: Optional[List["RateLimitResetCredit"]]
+
+
+class RateLimitResetCredit(TypedDict, total=False):
+    description: Optional[str]
+    expiresAt: Optional[int]
+    grantedAt: Required[int]
+    id: Required[str]
+    resetType: Required["RateLimitResetType"]
+    status: Required["RateLimitResetCreditStatus"]
+    title: Optional[str]
+
+
+RateLimitResetCreditStatus: TypeAlias = Literal["available", "redeeming", "redeemed", "unknown"]
+
+
+RateLimitResetType: TypeAlias = Literal["codexRateLimits", "unknown"]
+
+
+RateLimitReachedType: TypeAlias = Literal["rate_limit_reached", "workspace_owner_credits_depleted", "workspace_member_credits_depleted", "workspace_owner_usage_limit_reached", "workspace_member_usage_limit_reached"]
+
+
+class SpendControlLimitSnapshot(TypedDict, total=False):
+    limit: Required[str]
+    remainingPercent: Required[int]
+    resetsAt: Required[int]
+    used: Required[str]
+
+
+class AccountRateLimitsUpdatedNotification(TypedDict, total=False):
+    rateLimits: Required["RateLimitSnapshot"]
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -2804,7 +2997,10 @@ CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "thread/goal/set": ("ThreadGoalSetParams", "ThreadGoalSetResponse"),
     "thread/goal/clear": ("ThreadGoalClearParams", "ThreadGoalClearResponse"),
     "configRequirements/read": (None, "ConfigRequirementsReadResponse"),
-    "account/rateLimits/read": (None, None),
+    "account/rateLimits/read": (None, "GetAccountRateLimitsResponse"),
+    "account/login/start": ("LoginAccountParams", "LoginAccountResponse"),
+    "account/login/cancel": ("CancelLoginAccountParams", "CancelLoginAccountResponse"),
+    "account/logout": (None, "LogoutAccountResponse"),
     "fs/readFile": ("FsReadFileParams", "FsReadFileResponse"),
     "fs/writeFile": ("FsWriteFileParams", "FsWriteFileResponse"),
     "fs/createDirectory": ("FsCreateDirectoryParams", "FsCreateDirectoryResponse"),
@@ -2849,6 +3045,9 @@ CLIENT_NOTIFICATIONS: Dict[str, Optional[str]] = {
 
 SERVER_NOTIFICATIONS: Dict[str, Optional[str]] = {
     "thread/reverted": "ThreadRevertedNotification",
+    "account/updated": "AccountUpdatedNotification",
+    "account/login/completed": "AccountLoginCompletedNotification",
+    "account/rateLimits/updated": "AccountRateLimitsUpdatedNotification",
     "thread/goal/updated": "ThreadGoalUpdatedNotification",
     "thread/goal/cleared": "ThreadGoalClearedNotification",
     "thread/started": "ThreadStartedNotification",
@@ -2990,9 +3189,21 @@ class RequestMethods:
         """What requirements.toml imposes: none read here, so null, as upstream without one."""
         return self.request("configRequirements/read", None)
 
-    def account_rate_limits_read(self) -> Any:
-        """Rate limits of a ChatGPT login; without one, upstream's -32600."""
+    def account_rate_limits_read(self) -> GetAccountRateLimitsResponse:
+        """Rate limits of a ChatGPT login, from the backend's last rate-limit headers; without that login, upstream's -32600."""
         return self.request("account/rateLimits/read", None)
+
+    def account_login_start(self, params: LoginAccountParams) -> LoginAccountResponse:
+        """Sign in: an API key (stored in auth.json as upstream stores it)."""
+        return self.request("account/login/start", params)
+
+    def account_login_cancel(self, params: CancelLoginAccountParams) -> CancelLoginAccountResponse:
+        """Stop a pending sign-in."""
+        return self.request("account/login/cancel", params)
+
+    def account_logout(self) -> LogoutAccountResponse:
+        """Remove the stored credentials (auth.json)."""
+        return self.request("account/logout", None)
 
     def fs_read_file(self, params: FsReadFileParams) -> FsReadFileResponse:
         """Read a whole file, base64-encoded."""
@@ -3236,9 +3447,21 @@ class AsyncRequestMethods:
         """What requirements.toml imposes: none read here, so null, as upstream without one."""
         return await self.request("configRequirements/read", None)
 
-    async def account_rate_limits_read(self) -> Any:
-        """Rate limits of a ChatGPT login; without one, upstream's -32600."""
+    async def account_rate_limits_read(self) -> GetAccountRateLimitsResponse:
+        """Rate limits of a ChatGPT login, from the backend's last rate-limit headers; without that login, upstream's -32600."""
         return await self.request("account/rateLimits/read", None)
+
+    async def account_login_start(self, params: LoginAccountParams) -> LoginAccountResponse:
+        """Sign in: an API key (stored in auth.json as upstream stores it)."""
+        return await self.request("account/login/start", params)
+
+    async def account_login_cancel(self, params: CancelLoginAccountParams) -> CancelLoginAccountResponse:
+        """Stop a pending sign-in."""
+        return await self.request("account/login/cancel", params)
+
+    async def account_logout(self) -> LogoutAccountResponse:
+        """Remove the stored credentials (auth.json)."""
+        return await self.request("account/logout", None)
 
     async def fs_read_file(self, params: FsReadFileParams) -> FsReadFileResponse:
         """Read a whole file, base64-encoded."""

@@ -2780,6 +2780,205 @@ export type ToolRequestUserInputAnswer = {
   answers: Array<string>;
 };
 
+export type LoginAccountParams =
+  | {
+      type: "apiKey";
+      apiKey: string;
+    }
+  | {
+      type: "chatgpt";
+      appBrand?: LoginAppBrand | null;
+      codexStreamlinedLogin?: boolean;
+      useHostedLoginSuccessPage?: boolean;
+    }
+  | {
+      type: "chatgptDeviceCode";
+    }
+  | {
+      type: "chatgptAuthTokens";
+      /**
+       * Access token (JWT) supplied by the client. This token is used for backend API requests and email extraction.
+       */
+      accessToken: string;
+      /**
+       * Workspace/account identifier supplied by the client.
+       */
+      chatgptAccountId: string;
+      /**
+       * Optional plan type supplied by the client.
+       *
+       * When `null`, Codex attempts to derive the plan type from access-token claims. If unavailable, the plan defaults to `unknown`.
+       */
+      chatgptPlanType?: string | null;
+    }
+  | {
+      type: "amazonBedrock";
+      apiKey: string;
+      region: string;
+    }
+  | {
+      type: "amazonBedrockAccessKeys";
+      accessKeyId: string;
+      region: string;
+      secretAccessKey: string;
+      sessionToken?: string | null;
+    };
+
+export type LoginAppBrand = "codex" | "chatgpt";
+
+export type LoginAccountResponse =
+  | {
+      type: "apiKey";
+    }
+  | {
+      type: "chatgpt";
+      /**
+       * URL the client should open in a browser to initiate the OAuth flow.
+       */
+      authUrl: string;
+      loginId: string;
+    }
+  | {
+      type: "chatgptDeviceCode";
+      loginId: string;
+      /**
+       * One-time code the user must enter after signing in.
+       */
+      userCode: string;
+      /**
+       * URL the client should open in a browser to complete device code authorization.
+       */
+      verificationUrl: string;
+    }
+  | {
+      type: "chatgptAuthTokens";
+    }
+  | {
+      type: "amazonBedrock";
+    };
+
+export type CancelLoginAccountParams = {
+  loginId: string;
+};
+
+export type CancelLoginAccountResponse = {
+  status: CancelLoginAccountStatus;
+};
+
+export type CancelLoginAccountStatus = "canceled" | "notFound";
+
+export type LogoutAccountResponse = {
+};
+
+export type AccountUpdatedNotification = {
+  authMode?: AuthMode | null;
+  planType?: PlanType | null;
+};
+
+/**
+ * Authentication mode for OpenAI-backed providers.
+ */
+export type AuthMode = "apikey" | "chatgpt" | "chatgptAuthTokens" | "headers" | "agentIdentity" | "personalAccessToken" | "bedrockApiKey" | "bedrockAccessKeys";
+
+export type AccountLoginCompletedNotification = {
+  error?: string | null;
+  loginId?: string | null;
+  onboardingEntrypoint?: DesktopOnboardingEntrypoint | null;
+  success: boolean;
+};
+
+export type DesktopOnboardingEntrypoint = "life_sciences";
+
+export type GetAccountRateLimitsResponse = {
+  /**
+   * Account associated with this usage snapshot, when supplied by the backend.
+   */
+  accountId?: string | null;
+  /**
+   * Backend permission for ordinary included usage, validated against the active account. Null means unavailable; clients must not infer recovery from percentages or reset times.
+   */
+  ordinaryUsageAllowed?: boolean | null;
+  /**
+   * Backward-compatible single-bucket view; mirrors the historical payload.
+   */
+  rateLimits: RateLimitSnapshot;
+  /**
+   * Multi-bucket view keyed by metered `limit_id` (for example, `codex`).
+   */
+  rateLimitsByLimitId?: { [key in string]?: RateLimitSnapshot } | null;
+  rateLimitResetCredits?: RateLimitResetCreditsSummary | null;
+  /**
+   * Optional backend-owned banner from the same usage read. Its nested keys retain the backend's snake_case contract; an absent banner leaves the client's existing UI unchanged.
+   */
+  rateLimitUpsell?: JsonValue;
+};
+
+export type RateLimitSnapshot = {
+  credits?: CreditsSnapshot | null;
+  individualLimit?: SpendControlLimitSnapshot | null;
+  limitId?: string | null;
+  limitName?: string | null;
+  /**
+   * Normal model whose display name and reasoning options describe this quota alias.
+   */
+  normalModelSlug?: string | null;
+  planType?: PlanType | null;
+  primary?: RateLimitWindow | null;
+  rateLimitReachedType?: RateLimitReachedType | null;
+  secondary?: RateLimitWindow | null;
+  /**
+   * Backend-reported spend-control state. `None` is unavailable, not a sparse-update recovery.
+   */
+  spendControlReached?: boolean | null;
+};
+
+export type RateLimitWindow = {
+  resetsAt?: number | null;
+  usedPercent: number;
+  windowDurationMins?: number | null;
+};
+
+export type CreditsSnapshot = {
+  balance?: string | null;
+  hasCredits: boolean;
+  unlimited: boolean;
+};
+
+export type RateLimitResetCreditsSummary = {
+  availableCount: number;
+  /**
+   * Detail rows for available reset credits, when the backend provides them.
+   */
+  credits?: Array<RateLimitResetCredit> | null;
+};
+
+export type RateLimitResetCredit = {
+  description?: string | null;
+  expiresAt?: number | null;
+  grantedAt: number;
+  id: string;
+  resetType: RateLimitResetType;
+  status: RateLimitResetCreditStatus;
+  title?: string | null;
+};
+
+export type RateLimitResetCreditStatus = "available" | "redeeming" | "redeemed" | "unknown";
+
+export type RateLimitResetType = "codexRateLimits" | "unknown";
+
+export type RateLimitReachedType = "rate_limit_reached" | "workspace_owner_credits_depleted" | "workspace_member_credits_depleted" | "workspace_owner_usage_limit_reached" | "workspace_member_usage_limit_reached";
+
+export type SpendControlLimitSnapshot = {
+  limit: string;
+  remainingPercent: number;
+  resetsAt: number;
+  used: string;
+};
+
+export type AccountRateLimitsUpdatedNotification = {
+  rateLimits: RateLimitSnapshot;
+};
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -2807,6 +3006,9 @@ export type ClientRequest =
   | { method: "thread/goal/clear"; id: RequestId; params: ThreadGoalClearParams }
   | { method: "configRequirements/read"; id: RequestId }
   | { method: "account/rateLimits/read"; id: RequestId }
+  | { method: "account/login/start"; id: RequestId; params: LoginAccountParams }
+  | { method: "account/login/cancel"; id: RequestId; params: CancelLoginAccountParams }
+  | { method: "account/logout"; id: RequestId }
   | { method: "fs/readFile"; id: RequestId; params: FsReadFileParams }
   | { method: "fs/writeFile"; id: RequestId; params: FsWriteFileParams }
   | { method: "fs/createDirectory"; id: RequestId; params: FsCreateDirectoryParams }
@@ -2849,6 +3051,9 @@ export type ClientNotification =
 
 export type ServerNotification =
   | { method: "thread/reverted"; params: ThreadRevertedNotification }
+  | { method: "account/updated"; params: AccountUpdatedNotification }
+  | { method: "account/login/completed"; params: AccountLoginCompletedNotification }
+  | { method: "account/rateLimits/updated"; params: AccountRateLimitsUpdatedNotification }
   | { method: "thread/goal/updated"; params: ThreadGoalUpdatedNotification }
   | { method: "thread/goal/cleared"; params: ThreadGoalClearedNotification }
   | { method: "thread/started"; params: ThreadStartedNotification }
@@ -2978,9 +3183,21 @@ export interface ClientRequestMap {
    */
   "configRequirements/read": { params: undefined; result: ConfigRequirementsReadResponse };
   /**
-   * Rate limits of a ChatGPT login; without one, upstream's -32600.
+   * Rate limits of a ChatGPT login, from the backend's last rate-limit headers; without that login, upstream's -32600.
    */
-  "account/rateLimits/read": { params: undefined; result: JsonValue };
+  "account/rateLimits/read": { params: undefined; result: GetAccountRateLimitsResponse };
+  /**
+   * Sign in: an API key (stored in auth.json as upstream stores it).
+   */
+  "account/login/start": { params: LoginAccountParams; result: LoginAccountResponse };
+  /**
+   * Stop a pending sign-in.
+   */
+  "account/login/cancel": { params: CancelLoginAccountParams; result: CancelLoginAccountResponse };
+  /**
+   * Remove the stored credentials (auth.json).
+   */
+  "account/logout": { params: undefined; result: LogoutAccountResponse };
   /**
    * Read a whole file, base64-encoded.
    */
@@ -3117,6 +3334,9 @@ export interface ClientNotificationMap {
 /** Server-to-client notifications by method: params type. */
 export interface ServerNotificationMap {
   "thread/reverted": ThreadRevertedNotification;
+  "account/updated": AccountUpdatedNotification;
+  "account/login/completed": AccountLoginCompletedNotification;
+  "account/rateLimits/updated": AccountRateLimitsUpdatedNotification;
   "thread/goal/updated": ThreadGoalUpdatedNotification;
   "thread/goal/cleared": ThreadGoalClearedNotification;
   "thread/started": ThreadStartedNotification;

@@ -1,7 +1,7 @@
 /*
- * model/list (upstream's bundled catalogue, model_catalog.c), config/read and account/read,
- * and the configWarning notifications sent once after initialize. Each request reads the
- * configuration afresh (config.toml is small), so an edit of the file shows in the next answer.
+ * model/list (upstream's bundled catalogue, model_catalog.c), config/read (account/read is in
+ * api/account/) and the configWarning notifications sent once after initialize. Each request reads
+ * the configuration afresh (config.toml is small), so an edit of the file shows in the next answer.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -85,52 +85,6 @@ config_api_read(struct session *s, struct rpc_req *req, json_t *params)
 	config_free(c);
 }
 
-/* True when auth.json holds ChatGPT tokens (a login we cannot use, but report). */
-static int
-config_api_has_tokens(void)
-{
-	char *home = home_path(), *path = xasprintf("%s/auth.json", home);
-	json_t *auth = json_load_file(path, 0, NULL);
-	int r = json_is_object(json_object_get(auth, "tokens"));
-
-	json_decref(auth);
-	free(path);
-	free(home);
-	return r;
-}
-
-/* account/read: whether a key is there; never the key itself. */
-static void
-config_api_account_read(struct session *s, struct rpc_req *req, json_t *params)
-{
-	const struct model_provider *p;
-	json_t *account = json_null();
-	struct config *c;
-	char *cause = NULL, *key;
-	int needs;
-
-	if ((c = config_load(&cause)) == NULL) {
-		rpc_reply_errorf(req, RPC_INTERNAL_ERROR, "%s", cause);
-		free(cause);
-		return;
-	}
-	p = config_provider(c, NULL);
-	needs = p != NULL ? p->requires_openai_auth : 0;
-	if (needs) {
-		if ((key = config_provider_api_key(p)) != NULL) {
-			json_decref(account);
-			account = json_pack("{s:s}", "type", "apiKey");
-			free(key); /* presence only: the key is never echoed */
-		} else if (config_api_has_tokens()) {
-			json_decref(account);
-			account = json_pack("{s:s, s:n, s:s}", "type", "chatgpt", "email",
-				"planType", "unknown");
-		}
-	}
-	rpc_reply(req, json_pack("{s:o, s:b}", "account", account, "requiresOpenaiAuth", needs));
-	config_free(c);
-}
-
 /* Send a configWarning for each problem of the configuration. */
 void
 config_api_warnings(struct rpc *r)
@@ -159,6 +113,5 @@ config_api_warnings(struct rpc *r)
 const struct rpc_method api_config_methods[] = {
 	{"model/list", config_api_model_list, 0},
 	{"config/read", config_api_read, 0},
-	{"account/read", config_api_account_read, 0},
 	{NULL, NULL, 0},
 };

@@ -1,0 +1,12 @@
+/* `app-server login --with-api-key` and `app-server logout`, as upstream's CLI answers them. */
+#ifndef LOGIN_CLI_H
+#define LOGIN_CLI_H
+
+#include <stdio.h>
+
+/* Store the API key read from in (not a terminal) in home/auth.json; the exit status. */
+int login_cli_api_key(const char *home, FILE *in, FILE *err);
+/* Remove home/auth.json; the exit status. */
+int login_cli_logout(const char *home, FILE *err);
+
+#endif

@@ -1,0 +1,264 @@
+/*
+ * The account area: account/read, account/login/start, account/login/cancel, account/logout,
+ * account/rateLimits/read, and the account/updated, account/login/completed and
+ * account/rateLimits/updated notifications, answered as upstream 0.169 answers them (observed
+ * side by side):
+ *   login/start apiKey   the key is stored as `codex login --with-api-key` stores it (any string,
+ *                        the empty one too); answer {type:"apiKey"}, then login/completed
+ *                        {loginId:null, success:true}, then account/updated {authMode:"apikey"}
+ *   login/cancel         a loginId that is not a UUID: -32600 "invalid login id: X"; no such
+ *                        pending login: {status:"notFound"}
+ *   logout               auth.json removed (there or not), {}, then account/updated with nulls
+ *   rateLimits/read      without a ChatGPT login: -32600 "codex account authentication required
+ *                        to read rate limits"; with one, the snapshot of the backend's last
+ *                        x-codex-* headers
+ * Secrets are never echoed: account/read says which login there is, never its key or tokens.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "account/account.h"
+#include "account/auth_store.h"
+#include "account_api.h"
+#include "api/api.h"
+#include "api/session.h"
+#include "config/config.h"
+#include "config/home.h"
+#include "io/log.h"
+#include "protocol/xmalloc.h"
+#include "rpc/rpc.h"
+
+/* The connection told of account changes the engine finds (a refresh refused for good). */
+static struct rpc *account_api_rpc;
+/* The last rate-limit snapshot of the ChatGPT backend, or NULL. */
+static json_t *account_api_limits;
+
+/* auth.json now, or NULL; a file we cannot read is logged and counts as no login. */
+static struct auth *
+account_api_load(void)
+{
+	char *home = home_path(), *cause = NULL;
+	struct auth *a = NULL;
+
+	if (auth_load(home, &a, &cause) < 0) {
+		log_warn("account: %s", cause);
+		free(cause);
+	}
+	free(home);
+	return a;
+}
+
+/* account/updated's params for a login (NULL: none). */
+static json_t *
+account_api_updated(const struct auth *a)
+{
+	const char *mode = auth_mode_wire(a), *plan = auth_plan_wire(a);
+
+	return json_pack("{s:o, s:o}", "authMode", mode != NULL ? json_string(mode) : json_null(),
+		"planType", plan != NULL ? json_string(plan) : json_null());
+}
+
+/* Tell the client what auth.json holds now. */
+static void
+account_api_notify_updated(struct rpc *r)
+{
+	struct auth *a = account_api_load();
+
+	rpc_notify(r, "account/updated", account_api_updated(a));
+	auth_free(a);
+}
+
+/* The engine's listener: a refresh was refused for good. */
+static void
+account_api_refresh_failed(void *arg)
+{
+	(void)arg;
+	if (account_api_rpc != NULL)
+		account_api_notify_updated(account_api_rpc);
+}
+
+void
+account_api_attach(struct session *s)
+{
+	account_api_rpc = s->rpc;
+	account_set_listener(account_api_refresh_failed, NULL);
+}
+
+void
+account_api_detach(struct session *s)
+{
+	if (account_api_rpc == s->rpc) {
+		account_api_rpc = NULL;
+		account_set_listener(NULL, NULL);
+	}
+	json_decref(account_api_limits);
+	account_api_limits = NULL;
+}
+
+void
+account_api_rate_limits(struct rpc *r, json_t *snapshot)
+{
+	json_decref(account_api_limits);
+	account_api_limits = json_incref(snapshot);
+	if (r != NULL)
+		rpc_notify(r, "account/rateLimits/updated",
+			json_pack("{s:O}", "rateLimits", snapshot));
+}
+
+/* account/read: which login the provider would use; never the key or a token. */
+static void
+account_api_read(struct session *s, struct rpc_req *req, json_t *params)
+{
+	const struct model_provider *p;
+	json_t *account = json_null(), *user = json_null();
+	struct auth *a = NULL;
+	struct config *c;
+	char *cause = NULL, *key;
+	int needs;
+
+	(void)s;
+	(void)params;
+	if ((c = config_load(&cause)) == NULL) {
+		rpc_reply_errorf(req, RPC_INTERNAL_ERROR, "%s", cause);
+		free(cause);
+		return;
+	}
+	p = config_provider(c, NULL);
+	needs = p != NULL ? p->requires_openai_auth : 0;
+	if (needs) {
+		if ((key = config_provider_api_key(p)) != NULL) {
+			account = json_pack("{s:s}", "type", "apiKey");
+			explicit_bzero(key, strlen(key));
+			free(key); /* presence only: the key is never echoed */
+		} else if ((a = account_api_load()) != NULL && a->mode == AUTH_MODE_CHATGPT) {
+			account = json_pack("{s:s, s:o, s:s}", "type", "chatgpt", "email",
+				a->email != NULL ? json_string(a->email) : json_null(), "planType",
+				auth_plan_wire(a));
+			if (a->user_id != NULL)
+				user = json_string(a->user_id);
+		}
+	}
+	rpc_reply(req,
+		json_pack("{s:o, s:b, s:o}", "account", account, "requiresOpenaiAuth", needs,
+			"userId", user));
+	auth_free(a);
+	config_free(c);
+}
+
+/* account/login/start: an API key is stored; the other logins are not run here. */
+static void
+account_api_login_start(struct session *s, struct rpc_req *req, json_t *params)
+{
+	const char *type = json_string_value(json_object_get(params, "type"));
+	struct auth *a;
+	char *home, *cause = NULL;
+
+	if (strcmp(type, "apiKey") != 0) {
+		rpc_reply_errorf(req, RPC_INVALID_REQUEST,
+			"account/login/start type `%s` is not supported by this server", type);
+		return;
+	}
+	home = home_path();
+	a = auth_new_api_key(json_string_value(json_object_get(params, "apiKey")));
+	if (auth_save(home, a, &cause) != 0) {
+		rpc_reply_errorf(req, RPC_INTERNAL_ERROR, "failed to save api key: %s", cause);
+		free(cause);
+	} else {
+		rpc_reply(req, json_pack("{s:s}", "type", "apiKey"));
+		rpc_notify(s->rpc, "account/login/completed",
+			json_pack("{s:n, s:b, s:n, s:n}", "loginId", "success", 1, "error",
+				"onboardingEntrypoint"));
+		rpc_notify(s->rpc, "account/updated", account_api_updated(a));
+	}
+	auth_free(a);
+	free(home);
+}
+
+/* A UUID's text (8-4-4-4-12 hex digits), as upstream parses a loginId. */
+static int
+account_api_uuid(const char *s)
+{
+	static const int dash[] = {8, 13, 18, 23};
+	size_t n = strlen(s), d = 0;
+
+	if (n != 36)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (d < 4 && (int)i == dash[d]) {
+			if (s[i] != '-')
+				return 0;
+			d++;
+		} else if (!isxdigit((unsigned char)s[i]))
+			return 0;
+	}
+	return 1;
+}
+
+/* account/login/cancel: no browser sign-in runs here, so a valid id is never pending. */
+static void
+account_api_login_cancel(struct session *s, struct rpc_req *req, json_t *params)
+{
+	const char *id = json_string_value(json_object_get(params, "loginId"));
+
+	(void)s;
+	if (!account_api_uuid(id)) {
+		rpc_reply_errorf(req, RPC_INVALID_REQUEST, "invalid login id: %s", id);
+		return;
+	}
+	rpc_reply(req, json_pack("{s:s}", "status", "notFound"));
+}
+
+/* account/logout: the credentials go, and the client hears there is no login. */
+static void
+account_api_logout(struct session *s, struct rpc_req *req, json_t *params)
+{
+	char *home = home_path(), *cause = NULL;
+
+	(void)params;
+	if (auth_delete(home, &cause) < 0) {
+		rpc_reply_errorf(req, RPC_INTERNAL_ERROR, "logout failed: %s", cause);
+		free(cause);
+	} else {
+		rpc_reply(req, json_object());
+		rpc_notify(
+			s->rpc, "account/updated", json_pack("{s:n, s:n}", "authMode", "planType"));
+	}
+	free(home);
+}
+
+/* account/rateLimits/read: the last snapshot of a ChatGPT login's backend. */
+static void
+account_api_rate_limits_read(struct session *s, struct rpc_req *req, json_t *params)
+{
+	struct auth *a = account_api_load();
+	json_t *snap = account_api_limits, *byid;
+	const char *lid;
+
+	(void)s;
+	(void)params;
+	if (a == NULL || a->mode != AUTH_MODE_CHATGPT) {
+		rpc_reply_error(req, RPC_INVALID_REQUEST,
+			"codex account authentication required to read rate limits", NULL);
+		auth_free(a);
+		return;
+	}
+	if (snap == NULL)
+		snap = json_pack("{s:s, s:n, s:n, s:n, s:n, s:s}", "limitId", "codex", "limitName",
+			"primary", "secondary", "credits", "planType", auth_plan_wire(a));
+	else
+		json_incref(snap);
+	lid = json_string_value(json_object_get(snap, "limitId"));
+	byid = json_pack("{s:O}", lid != NULL ? lid : "codex", snap);
+	rpc_reply(req, json_pack("{s:o, s:o}", "rateLimits", snap, "rateLimitsByLimitId", byid));
+	auth_free(a);
+}
+
+const struct rpc_method api_account_methods[] = {
+	{"account/read", account_api_read, 0},
+	{"account/login/start", account_api_login_start, 0},
+	{"account/login/cancel", account_api_login_cancel, 0},
+	{"account/logout", account_api_logout, 0},
+	{"account/rateLimits/read", account_api_rate_limits_read, 0},
+	{NULL, NULL, 0},
+};

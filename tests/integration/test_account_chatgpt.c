@@ -1,0 +1,395 @@
+/*
+ * Turns on a ChatGPT login against local mocks (tests/integration/mock_chatgpt.py: a ChatGPT
+ * backend that wants a live bearer access token and the account id, and an issuer): a stale
+ * token is refreshed before the request, a refused one once after the 401, two turns share
+ * one refresh, a refused refresh ends the turn with upstream's sentence and account/updated.
+ * No token shows in stderr, in a rollout or anywhere in CODEX_HOME but auth.json (0600).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "protocol/base64.h"
+#include "protocol/xmalloc.h"
+
+#define T 10000
+
+struct mock {
+	pid_t pid;
+	int port;
+	char dir[64];
+	char *log;
+};
+
+/* Start the mock with extra arguments (NULL-terminated list, may be empty). */
+static void
+mock_start(struct mock *m, const char *a1, const char *a2)
+{
+	char *pf;
+	FILE *f;
+
+	strcpy(m->dir, "/tmp/acct-mock-XXXXXX");
+	assert_non_null(mkdtemp(m->dir));
+	pf = xasprintf("%s/port", m->dir);
+	m->log = xasprintf("%s/log.jsonl", m->dir);
+	m->pid = fork();
+	assert_true(m->pid >= 0);
+	if (m->pid == 0) {
+		/* dies with the test, even one that failed before mock_stop; its output is not
+		 * the test's (a failed test must not leave a reader of our pipes waiting) */
+		int null = open("/dev/null", O_RDWR);
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		dup2(null, 1);
+		dup2(null, 2);
+		execlp("python3", "python3", "tests/integration/mock_chatgpt.py", "--port-file", pf,
+			"--log", m->log, a1, a2, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500 && (f = fopen(pf, "re")) == NULL; i++)
+		usleep(10000);
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%d", &m->port), 1);
+	fclose(f);
+	free(pf);
+}
+
+static void
+mock_stop(struct mock *m)
+{
+	char *cmd = xasprintf("rm -rf %s", m->dir);
+
+	kill(m->pid, SIGTERM);
+	waitpid(m->pid, NULL, 0);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	free(m->log);
+}
+
+/* Lines of the mock's log whose path contains part. */
+static int
+mock_count(const struct mock *m, const char *part)
+{
+	FILE *f = fopen(m->log, "re");
+	char line[1 << 16];
+	int n = 0;
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof line, f) != NULL) {
+		json_t *j = json_loads(line, 0, NULL);
+
+		if (strstr(json_string_value(json_object_get(j, "path")), part) != NULL)
+			n++;
+		json_decref(j);
+	}
+	fclose(f);
+	return n;
+}
+
+/* A fake JWT around payload (stolen). */
+static char *
+jwt(json_t *payload)
+{
+	char *raw = json_dumps(payload, JSON_COMPACT),
+	     *b = xmalloc(base64_encoded_len(strlen(raw)) + 1);
+
+	base64_encode(raw, strlen(raw), b);
+	b[base64_encoded_len(strlen(raw))] = '\0'; /* base64_encode does not end the string */
+	for (char *p = b; *p != '\0'; p++) {
+		if (*p == '+')
+			*p = '-';
+		else if (*p == '/')
+			*p = '_';
+		else if (*p == '=')
+			*p = '\0';
+	}
+	free(raw);
+	json_decref(payload);
+	raw = xasprintf("eyJhbGciOiJub25lIn0.%s.sig", b);
+	free(b);
+	return raw;
+}
+
+#define ACCESS_SECRET  "expired-access-secret"
+#define REFRESH_SECRET "rt-secret-0"
+
+/* A daemon on a ChatGPT login whose access token expired (stale) or is revoked. */
+static struct asc *
+spawn_chatgpt(struct mock *m, int revoked)
+{
+	char *toml, *id, *acc, *path, *env[3];
+	json_t *auth = json_pack("{s:s, s:s, s:s}", "chatgpt_account_id", "acct-1",
+		"chatgpt_plan_type", "plus", "chatgpt_user_id", "user-1");
+	struct asc_opts o = {0};
+	struct asc *c;
+	FILE *f;
+	json_t *r;
+
+	toml = xasprintf("openai_base_url = \"http://127.0.0.1:%d/backend-api/codex\"\n"
+			 "model = \"gpt-5\"\n",
+		m->port);
+	id = jwt(json_pack(
+		"{s:s, s:O}", "email", "me@example.com", "https://api.openai.com/auth", auth));
+	acc = jwt(json_pack("{s:I, s:b, s:s, s:O}", "exp",
+		(json_int_t)(revoked ? time(NULL) + 3600 : time(NULL) - 10), "revoked", revoked,
+		"marker", ACCESS_SECRET, "https://api.openai.com/auth", auth));
+	env[0] = xasprintf(
+		"CODEX_REFRESH_TOKEN_URL_OVERRIDE=http://127.0.0.1:%d/oauth/token", m->port);
+	env[1] = "APP_SERVER_LOG=debug";
+	env[2] = NULL;
+	o.env = (const char *const *)env;
+	o.capture_stderr = 1;
+	c = asc_spawn(&o);
+	mkdir(asc_codex_home(c), 0700);
+	path = xasprintf("%s/config.toml", asc_codex_home(c));
+	assert_non_null(f = fopen(path, "we"));
+	fputs(toml, f);
+	fclose(f);
+	free(path);
+	path = xasprintf("%s/auth.json", asc_codex_home(c));
+	assert_non_null(f = fopen(path, "we"));
+	fchmod(fileno(f), 0644);
+	fprintf(f,
+		"{\"auth_mode\":\"chatgpt\",\"OPENAI_API_KEY\":null,\"tokens\":{\"id_token\":\"%s\","
+		"\"access_token\":\"%s\",\"refresh_token\":\"" REFRESH_SECRET "\",\"account_id\":"
+		"\"acct-1\"},\"last_refresh\":\"2025-01-01T00:00:00Z\"}",
+		id, acc);
+	fclose(f);
+	free(path);
+	r = asc_wait_response(c,
+		asc_request(c, "initialize",
+			json_pack("{s:{s:s, s:s}, s:{s:b}}", "clientInfo", "name", "t", "version",
+				"1", "capabilities", "experimentalApi", 1)),
+		T);
+	asc_assert_result(r);
+	json_decref(r);
+	json_decref(auth);
+	free(env[0]);
+	free(toml);
+	free(id);
+	free(acc);
+	return c;
+}
+
+/* A new thread's id (heap). */
+static char *
+thread_new(struct asc *c)
+{
+	json_t *r = asc_wait_response(
+		c, asc_request(c, "thread/start", json_pack("{s:s}", "cwd", "/tmp")), T);
+	char *id = xstrdup(json_string_value(
+		json_object_get(json_object_get(asc_assert_result(r), "thread"), "id")));
+
+	json_decref(r);
+	return id;
+}
+
+static void
+turn_start(struct asc *c, const char *tid)
+{
+	json_decref(asc_wait_response(c,
+		asc_request(c, "turn/start",
+			json_pack("{s:s, s:[{s:s, s:s}]}", "threadId", tid, "input", "type", "text",
+				"text", "hi")),
+		T));
+}
+
+/* The next turn/completed's turn (new reference). */
+static json_t *
+turn_done(struct asc *c)
+{
+	json_t *m = asc_wait_notification(c, "turn/completed", T);
+	json_t *t = json_incref(json_object_get(json_object_get(m, "params"), "turn"));
+	char *err = asc_stderr(c);
+
+	if (getenv("ACCOUNT_TEST_DEBUG") != NULL)
+		fprintf(stderr, "daemon stderr:\n%s\n", err);
+	free(err);
+
+	json_decref(m);
+	return t;
+}
+
+/* grep -r for s under dir, skipping auth.json; 1 when found. */
+static int
+tree_has(const char *dir, const char *s)
+{
+	char *cmd = xasprintf("grep -rqF --exclude=auth.json -e '%s' '%s'", s, dir);
+	int st = system(cmd);
+
+	free(cmd);
+	return WEXITSTATUS(st) == 0;
+}
+
+/* No secret anywhere but auth.json, nor in stderr; auth.json 0600 once we wrote it (the test
+ * wrote it 0644). */
+static void
+expect_no_leak(struct asc *c, int written)
+{
+	char *err = asc_stderr(c), *path = xasprintf("%s/auth.json", asc_codex_home(c));
+	struct stat st;
+
+	assert_null(strstr(err, "rt-"));
+	assert_null(strstr(err, "eyJ"));
+	assert_false(tree_has(asc_codex_home(c), "rt-"));
+	assert_false(tree_has(asc_codex_home(c), "eyJhbGciOiJub25lIn0"));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, written ? 0600 : 0644);
+	free(err);
+	free(path);
+}
+
+/* A stale token: one refresh before the request, the turn completes, tokens stored. */
+static void
+test_stale_refreshed_first(void **state)
+{
+	struct mock m;
+	struct asc *c;
+	char *tid, *path, *text;
+	json_t *t;
+	FILE *f;
+
+	(void)state;
+	mock_start(&m, NULL, NULL);
+	c = spawn_chatgpt(&m, 0);
+	tid = thread_new(c);
+	turn_start(c, tid);
+	t = turn_done(c);
+	assert_string_equal(json_string_value(json_object_get(t, "status")), "completed");
+	json_decref(t);
+	assert_int_equal(mock_count(&m, "/oauth/token"), 1);
+	assert_int_equal(mock_count(&m, "/backend-api/codex/responses"), 1);
+	path = xasprintf("%s/auth.json", asc_codex_home(c));
+	assert_non_null(f = fopen(path, "re"));
+	text = xmalloc(1 << 16);
+	text[fread(text, 1, (1 << 16) - 1, f)] = '\0';
+	fclose(f);
+	assert_non_null(strstr(text, "\"refresh_token\": \"rt-refreshed-1\""));
+	assert_non_null(strstr(text, "\n  \"last_refresh\": \""));
+	free(text);
+	free(path);
+	expect_no_leak(c, 1);
+	free(tid);
+	asc_free(c);
+	mock_stop(&m);
+}
+
+/* A token the backend refuses: 401, one refresh, the same request again, completed. */
+static void
+test_401_refreshed_once(void **state)
+{
+	struct mock m;
+	struct asc *c;
+	char *tid;
+	json_t *t;
+
+	(void)state;
+	mock_start(&m, NULL, NULL);
+	c = spawn_chatgpt(&m, 1);
+	tid = thread_new(c);
+	turn_start(c, tid);
+	t = turn_done(c);
+	assert_string_equal(json_string_value(json_object_get(t, "status")), "completed");
+	json_decref(t);
+	assert_int_equal(mock_count(&m, "/oauth/token"), 1);
+	assert_int_equal(mock_count(&m, "/backend-api/codex/responses"), 2);
+	expect_no_leak(c, 1);
+	free(tid);
+	asc_free(c);
+	mock_stop(&m);
+}
+
+/* Two turns on a stale token while the issuer is slow: one refresh serves both. */
+static void
+test_single_flight(void **state)
+{
+	struct mock m;
+	struct asc *c;
+	char *t1, *t2;
+	json_t *t;
+
+	(void)state;
+	mock_start(&m, "--refresh-delay-ms", "500");
+	c = spawn_chatgpt(&m, 0);
+	t1 = thread_new(c);
+	t2 = thread_new(c);
+	turn_start(c, t1);
+	turn_start(c, t2);
+	for (int i = 0; i < 2; i++) {
+		t = turn_done(c);
+		assert_string_equal(json_string_value(json_object_get(t, "status")), "completed");
+		json_decref(t);
+	}
+	assert_int_equal(mock_count(&m, "/oauth/token"), 1);
+	assert_int_equal(mock_count(&m, "/backend-api/codex/responses"), 2);
+	expect_no_leak(c, 1);
+	free(t1);
+	free(t2);
+	asc_free(c);
+	mock_stop(&m);
+}
+
+/* The issuer refuses the refresh token: upstream's sentence, unauthorized, account/updated. */
+static void
+test_refresh_refused(void **state)
+{
+	struct mock m;
+	struct asc *c;
+	char *tid;
+	json_t *t, *e, *u;
+
+	(void)state;
+	mock_start(&m, "--refresh-fail", "refresh_token_reused");
+	c = spawn_chatgpt(&m, 0);
+	tid = thread_new(c);
+	turn_start(c, tid);
+	t = turn_done(c);
+	assert_string_equal(json_string_value(json_object_get(t, "status")), "failed");
+	e = json_object_get(t, "error");
+	assert_string_equal(json_string_value(json_object_get(e, "message")),
+		"Your access token could not be refreshed because your refresh token was already "
+		"used. Please log out and sign in again.");
+	assert_string_equal(
+		json_string_value(json_object_get(e, "codexErrorInfo")), "unauthorized");
+	json_decref(t);
+	u = asc_wait_notification(c, "account/updated", T);
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(u, "params"), "authMode")),
+		"chatgpt");
+	json_decref(u);
+	assert_int_equal(mock_count(&m, "/backend-api/codex/responses"), 0);
+	expect_no_leak(c, 0);
+	free(tid);
+	asc_free(c);
+	mock_stop(&m);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stale_refreshed_first),
+		cmocka_unit_test(test_401_refreshed_once),
+		cmocka_unit_test(test_single_flight),
+		cmocka_unit_test(test_refresh_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
