@@ -17,6 +17,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exec_util.h"
 #include "harness.h"
 #include "protocol/base64.h"
 #include "protocol/xmalloc.h"
@@ -44,7 +46,7 @@ mock_start(struct mock *m, const char *a1, const char *a2)
 	char *pf;
 	FILE *f;
 
-	strcpy(m->dir, "/tmp/acct-mock-XXXXXX");
+	snprintf(m->dir, sizeof m->dir, "/tmp/acct-mock-XXXXXX");
 	assert_non_null(mkdtemp(m->dir));
 	pf = xasprintf("%s/port", m->dir);
 	m->log = xasprintf("%s/log.jsonl", m->dir);
@@ -70,15 +72,21 @@ mock_start(struct mock *m, const char *a1, const char *a2)
 	free(pf);
 }
 
+/* nftw callback: remove one entry (children first). */
+static int
+rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return (type == FTW_DP ? rmdir(path) : unlink(path)) == 0 ? 0 : -1;
+}
+
 static void
 mock_stop(struct mock *m)
 {
-	char *cmd = xasprintf("rm -rf %s", m->dir);
-
 	kill(m->pid, SIGTERM);
 	waitpid(m->pid, NULL, 0);
-	assert_int_equal(system(cmd), 0);
-	free(cmd);
+	assert_int_equal(nftw(m->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
 	free(m->log);
 }
 
@@ -227,15 +235,35 @@ turn_done(struct asc *c)
 	return t;
 }
 
-/* grep -r for s under dir, skipping auth.json; 1 when found. */
+/* What tree_has looks for, and whether a file had it (nftw passes no argument). */
+static const char *tree_needle;
+static int tree_found;
+
+static int
+tree_has_cb(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	const char *base = path + ftw->base;
+	size_t len;
+	char *text;
+
+	if (type != FTW_F || !S_ISREG(st->st_mode) || strcmp(base, "auth.json") == 0)
+		return 0;
+	if ((text = xt_read_file(path, &len)) == NULL)
+		return 0;
+	if (memmem(text, len, tree_needle, strlen(tree_needle)) != NULL)
+		tree_found = 1;
+	free(text);
+	return tree_found;
+}
+
+/* Whether s is in any file under dir but auth.json; 1 when found. */
 static int
 tree_has(const char *dir, const char *s)
 {
-	char *cmd = xasprintf("grep -rqF --exclude=auth.json -e '%s' '%s'", s, dir);
-	int st = system(cmd);
-
-	free(cmd);
-	return WEXITSTATUS(st) == 0;
+	tree_needle = s;
+	tree_found = 0;
+	nftw(dir, tree_has_cb, 16, FTW_PHYS);
+	return tree_found;
 }
 
 /* No secret anywhere but auth.json, nor in stderr; auth.json 0600 once we wrote it (the test
