@@ -256,7 +256,7 @@ int
 init_child_hook(void *arg)
 {
 	struct sandbox *sb = arg;
-	sigset_t set, none;
+	sigset_t set, none, pending;
 	pid_t pid;
 	int err;
 
@@ -285,6 +285,11 @@ init_child_hook(void *arg)
 	if ((err = guard_verify(sb)) != 0)
 		goto fail;
 	sb->errfd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	/* Torn down during the setup (terminate, the daemon's exit): the command never starts. */
+	if (sigpending(&pending) == 0 && sigismember(&pending, SPAWN_SUPERVISOR_KILL)) {
+		mounts_protect_cleanup(sb);
+		_exit(128 + SIGKILL);
+	}
 	if (sb->fault == SBX_STEP_INIT)
 		pid = -1, errno = EPERM;
 	else

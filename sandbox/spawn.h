@@ -38,8 +38,8 @@
  * the child (its cgroup join, mounts, Landlock: 5-50 ms) then never holds the caller's event
  * loop. For a caller that needs no failure message: a child that fails before execve exits
  * 127 and says nothing more. The handle keeps the error pipe (SPAWN_P_STARTING) until the exec
- * is seen (spawn_exec_seen) or the command is over; spawn_kill waits for it first, so a
- * supervisor is asked to tear down only once it can hear the request.
+ * is seen (spawn_exec_seen) or the command is over. A supervisor asked to tear down during
+ * its setup does so once the setup is done (the request waits, blocked, in the child).
  */
 #define SPAWN_NOWAIT 0x40
 

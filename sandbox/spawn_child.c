@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "spawn.h"
 #include "spawn_int.h"
 
 static void spawn_child_fail(int, int, int, int) __attribute__((noreturn));
@@ -67,6 +68,13 @@ spawn_child(const struct spawn_child *c)
 			syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof dfl.mask);
 	}
 	sigemptyset(&empty);
+	/*
+	 * A supervisor (a PID namespace's init) drops the signals it has no handler for, so
+	 * SPAWN_SUPERVISOR_KILL, the daemon's death included, stays blocked (pending) from here
+	 * through its setup: a teardown asked for meanwhile happens once the setup is done.
+	 */
+	if (c->pidns)
+		sigaddset(&empty, SPAWN_SUPERVISOR_KILL);
 	if (sigprocmask(SIG_SETMASK, &empty, NULL) == -1)
 		spawn_child_fail(c->report, SPAWN_STAGE_SIGNALS, errno, -1);
 

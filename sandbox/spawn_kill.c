@@ -16,12 +16,6 @@
 #include "protocol/xmalloc.h"
 #include "spawn.h"
 
-/*
- * Seconds spawn_kill waits for a SPAWN_NOWAIT supervisor's setup to end (milliseconds, more on a
- * loaded machine): killed before, its init could not remove its placeholders from the workspace.
- */
-#define SPAWN_KILL_SETUP_WAIT 5.0
-
 /* Signal the child's group (and cgroup); see spawn.h. 0 or -errno. */
 int
 spawn_kill(struct spawn_proc *p, int sig)
@@ -32,14 +26,10 @@ spawn_kill(struct spawn_proc *p, int sig)
 	if (p->pid <= 1)
 		return -EINVAL;
 	/*
-	 * SPAWN_NOWAIT: a supervisor still setting up ignores SPAWN_SUPERVISOR_KILL (a PID
-	 * namespace's init hears only the signals it handles), so let it finish first; past the
-	 * bound it gets SIGKILL, which ends its whole namespace.
+	 * A supervisor still setting up (SPAWN_NOWAIT) keeps SPAWN_SUPERVISOR_KILL blocked until
+	 * its setup is done (spawn_child.c), then tears down: nobody waits for it here.
 	 */
-	if (sig == SIGKILL && (p->state & SPAWN_P_SUPERVISED) && !(p->state & SPAWN_P_REAPED) &&
-		spawn_exec_seen(p, SPAWN_KILL_SETUP_WAIT) == 0 && kill(p->pid, SIGKILL) == 0)
-		r = 0;
-	else if (!(p->state & SPAWN_P_REAPED)) {
+	if (!(p->state & SPAWN_P_REAPED)) {
 		if (sig == SIGKILL && (p->state & SPAWN_P_SUPERVISED))
 			return kill(p->pid, SPAWN_SUPERVISOR_KILL) == 0 ? 0 : -errno;
 		if (kill(-p->pid, sig) == 0 || kill(p->pid, sig) == 0)

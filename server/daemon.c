@@ -25,6 +25,7 @@
 #include "sandbox/spawn.h"
 #include "config/config.h"
 #include "config/digest.h"
+#include "exec/exec.h"
 #include "daemon.h"
 #include "api/api.h"
 #include "api/session.h"
@@ -279,7 +280,7 @@ daemon_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
 static void
 daemon_maybe_done(struct daemon *d)
 {
-	if (rpc_inflight(d->rpc) == 0 && session_busy(d->session) == 0)
+	if (rpc_inflight(d->rpc) == 0 && session_busy(d->session) == 0 && !exec_orphans_live())
 		ev_break(d->loop, EVBREAK_ALL);
 }
 
@@ -295,6 +296,37 @@ daemon_deadline_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	log_warn("shutdown grace period over; answering what is left with errors");
 	ev_break(loop, EVBREAK_ALL);
+}
+
+static void
+daemon_orphans_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)w;
+	(void)revents;
+}
+
+/*
+ * Sandboxes freed with their threads above (a shell snapshot still setting up) tear down in
+ * their inits, which remove their placeholders from the workspace: the loop runs on for them,
+ * within the grace period, so that nothing of theirs stays on the host once we are gone.
+ */
+static void
+daemon_wait_orphans(struct daemon *d)
+{
+	ev_timer t;
+	ev_tstamp end;
+
+	if (!exec_orphans_live())
+		return;
+	ev_check_stop(d->loop, &d->check); /* it asks the rpc layer, which is gone */
+	ev_now_update(d->loop);
+	end = ev_now(d->loop) + d->grace;
+	ev_timer_init(&t, daemon_orphans_timer_cb, d->grace, 0.);
+	ev_timer_start(d->loop, &t);
+	while (exec_orphans_live() && ev_now(d->loop) < end)
+		ev_run(d->loop, EVRUN_ONCE);
+	ev_timer_stop(d->loop, &t);
 }
 
 /* Serve JSON-RPC on stdin/stdout until EOF or a signal; returns the exit status. */
@@ -355,6 +387,7 @@ daemon_run(const struct daemon_opts *opts)
 	d.session = NULL;
 	rpc_free(d.rpc);
 	d.rpc = NULL;
+	daemon_wait_orphans(&d);
 	if (outq_flush_wait(d.q, DAEMON_FLUSH_IDLE_MS) != 0 && !outq_broken(d.q))
 		log_warn("the client stopped reading: exiting without the last output");
 	status = 0;

@@ -289,6 +289,12 @@ exec_abandon(struct exec_proc *p)
 	ev_timer_start(o->loop, &o->deadline);
 }
 
+int
+exec_orphans_live(void)
+{
+	return exec_orphans != NULL;
+}
+
 void
 exec_free(struct exec_proc *p)
 {

@@ -64,6 +64,9 @@ struct exec_opts {
 struct exec_proc *exec_start(const struct exec_opts *o, struct spawn_proc *sp);
 /* Free a finished process (or kill and free one still running: the connection closes). */
 void exec_free(struct exec_proc *p);
+/* Sandboxes freed while running whose init is still tearing down (bounded); a daemon that
+ * exits waits for them, so that their placeholders are gone from the host first. */
+int exec_orphans_live(void);
 
 /* Kill the whole tree now (terminate, timeout, shutdown). */
 void exec_kill(struct exec_proc *p);
