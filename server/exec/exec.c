@@ -62,9 +62,16 @@ exec_start(const struct exec_opts *o, struct spawn_proc *sp)
 	ev_child_start(o->loop, &p->child);
 	ev_init(&p->drain, exec_drain_cb);
 	ev_init(&p->timeout, exec_timeout_cb);
-	if (o->timeout >= 0) {
+	if (o->timeout > 0) {
 		ev_timer_set(&p->timeout, o->timeout, 0.);
 		ev_timer_start(o->loop, &p->timeout);
+	} else if (o->timeout == 0) {
+		/*
+		 * Timed out before it started: killed now, not at the loop's next turn, when its
+		 * first output (read first in that turn) would already be out as deltas.
+		 */
+		p->flags |= EXEC_TIMED_OUT;
+		exec_kill(p);
 	}
 	exec_stream_init(p, &p->out, (p->flags & EXEC_PTY) ? sp->pty_fd : sp->out_fd, 0);
 	exec_stream_init(p, &p->err, sp->err_fd, 1);
