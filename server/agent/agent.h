@@ -51,6 +51,9 @@ struct agent_sink {
 	/* thread/tokenUsage/updated's tokenUsage; turn/diff/updated's diff; turn/plan/updated's
 	 * {explanation, plan}. */
 	void (*usage)(void *arg, json_t *token_usage);
+	/* account/rateLimits/updated's rateLimits (a RateLimitSnapshot), after each usage; may
+	 * be NULL (not told). */
+	void (*rate_limits)(void *arg, json_t *snapshot);
 	void (*diff)(void *arg, const char *diff);
 	void (*plan)(void *arg, json_t *plan);
 	/* The `error` notification: a TurnError, and whether the turn retries. */

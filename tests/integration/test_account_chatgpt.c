@@ -143,8 +143,9 @@ spawn_chatgpt(struct mock *m, int revoked)
 	json_t *r;
 
 	toml = xasprintf("openai_base_url = \"http://127.0.0.1:%d/backend-api/codex\"\n"
+			 "chatgpt_base_url = \"http://127.0.0.1:%d/backend-api/\"\n"
 			 "model = \"gpt-5\"\n",
-		m->port);
+		m->port, m->port);
 	id = jwt(json_pack(
 		"{s:s, s:O}", "email", "me@example.com", "https://api.openai.com/auth", auth));
 	acc = jwt(json_pack("{s:I, s:b, s:s, s:O}", "exp",
@@ -381,6 +382,96 @@ test_refresh_refused(void **state)
 	mock_stop(&m);
 }
 
+/* A window's member (int). */
+static json_int_t
+window_int(const json_t *snap, const char *window, const char *k)
+{
+	return json_integer_value(json_object_get(json_object_get(snap, window), k));
+}
+
+/*
+ * Rate limits both ways upstream has them: the x-codex-* headers of a turn's response come
+ * back as account/rateLimits/updated after the usage; account/rateLimits/read asks the
+ * backend's /wham/usage with the login's tokens.
+ */
+static void
+test_rate_limits(void **state)
+{
+	struct mock m;
+	struct asc *c;
+	char *tid;
+	json_t *n, *snap, *r, *res;
+
+	(void)state;
+	mock_start(&m, NULL, NULL);
+	c = spawn_chatgpt(&m, 0);
+	tid = thread_new(c);
+	turn_start(c, tid);
+	n = asc_wait_notification(c, "account/rateLimits/updated", T);
+	snap = json_object_get(json_object_get(n, "params"), "rateLimits");
+	assert_string_equal(json_string_value(json_object_get(snap, "limitId")), "codex");
+	assert_int_equal(window_int(snap, "primary", "usedPercent"), 42);
+	assert_int_equal(window_int(snap, "primary", "windowDurationMins"), 300);
+	assert_true(window_int(snap, "primary", "resetsAt") > time(NULL));
+	assert_int_equal(window_int(snap, "secondary", "usedPercent"), 7);
+	assert_int_equal(window_int(snap, "secondary", "windowDurationMins"), 10080);
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(snap, "credits"), "balance")),
+		"12.5");
+	assert_null(json_object_get(json_object_get(n, "params"), "threadId"));
+	json_decref(n);
+	json_decref(turn_done(c));
+
+	r = asc_wait_response(c, asc_request(c, "account/rateLimits/read", NULL), T);
+	res = asc_assert_result(r);
+	snap = json_object_get(res, "rateLimits");
+	assert_int_equal(window_int(snap, "primary", "usedPercent"), 17);
+	assert_int_equal(window_int(snap, "primary", "windowDurationMins"), 300);
+	assert_string_equal(json_string_value(json_object_get(snap, "planType")), "pro");
+	assert_string_equal(json_string_value(json_object_get(snap, "rateLimitReachedType")),
+		"rate_limit_reached");
+	assert_string_equal(json_string_value(json_object_get(res, "accountId")), "acct-1");
+	snap = json_object_get(json_object_get(res, "rateLimitsByLimitId"), "codex_bengalfox");
+	assert_string_equal(
+		json_string_value(json_object_get(snap, "limitName")), "GPT-5-Codex-Spark");
+	assert_int_equal(window_int(snap, "primary", "windowDurationMins"), 15);
+	json_decref(r);
+	/* the mock answers /wham/usage only to the live bearer token and its account */
+	assert_int_equal(mock_count(&m, "/backend-api/wham/usage"), 1);
+	expect_no_leak(c, 1);
+	free(tid);
+	asc_free(c);
+	mock_stop(&m);
+}
+
+/* The usage endpoint failing: upstream's sentence, the status and body as it words them. */
+static void
+test_rate_limits_read_fails(void **state)
+{
+	struct mock m;
+	struct asc *c;
+	json_t *r, *e;
+	char *want;
+
+	(void)state;
+	mock_start(&m, "--usage-status", "503");
+	c = spawn_chatgpt(&m, 0);
+	r = asc_wait_response(c, asc_request(c, "account/rateLimits/read", NULL), T);
+	e = json_object_get(r, "error");
+	assert_non_null(e);
+	assert_int_equal(json_integer_value(json_object_get(e, "code")), -32603);
+	want = xasprintf("failed to fetch codex rate limits: GET http://127.0.0.1:%d/backend-api/"
+			 "wham/usage failed: 503 Service Unavailable; content-type=application/"
+			 "json; body={\"detail\": \"usage unavailable\"}",
+		m.port);
+	assert_string_equal(json_string_value(json_object_get(e, "message")), want);
+	free(want);
+	json_decref(r);
+	expect_no_leak(c, 1);
+	asc_free(c);
+	mock_stop(&m);
+}
+
 int
 main(void)
 {
@@ -389,6 +480,8 @@ main(void)
 		cmocka_unit_test(test_401_refreshed_once),
 		cmocka_unit_test(test_single_flight),
 		cmocka_unit_test(test_refresh_refused),
+		cmocka_unit_test(test_rate_limits),
+		cmocka_unit_test(test_rate_limits_read_fails),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
