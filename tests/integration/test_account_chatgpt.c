@@ -472,6 +472,66 @@ test_rate_limits_read_fails(void **state)
 	mock_stop(&m);
 }
 
+/*
+ * kill -9 at random moments of a turn whose token is refreshed: auth.json is always whole
+ * (it parses, holds a refresh token) and 0600; a temporary file a kill left behind is 0600 too.
+ */
+static void
+test_kill_during_refresh(void **state)
+{
+	int rounds = 25, refreshed = 0, strays = 0;
+	struct mock m;
+
+	(void)state;
+	srand((unsigned)time(NULL));
+	mock_start(&m, NULL, NULL);
+	for (int i = 0; i < rounds; i++) {
+		struct asc *c = spawn_chatgpt(&m, 0);
+		char *tid = thread_new(c), *path = xasprintf("%s/auth.json", asc_codex_home(c));
+		struct stat st;
+		struct dirent *de;
+		json_t *j;
+		DIR *d;
+
+		assert_int_equal(chmod(path, 0600), 0);
+		turn_start(c, tid);
+		usleep((useconds_t)(rand() % 30000));
+		kill(asc_pid(c), SIGKILL);
+		assert_non_null(j = json_load_file(path, 0, NULL));
+		assert_true(json_is_string(
+			json_object_get(json_object_get(j, "tokens"), "refresh_token")));
+		if (strcmp(json_string_value(json_object_get(json_object_get(j, "tokens"),
+				   "refresh_token")),
+			    REFRESH_SECRET) != 0)
+			refreshed++;
+		json_decref(j);
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0600);
+		assert_non_null(d = opendir(asc_codex_home(c)));
+		while ((de = readdir(d)) != NULL) {
+			char *p;
+
+			if (strncmp(de->d_name, ".auth.json.", 11) != 0)
+				continue;
+			p = xasprintf("%s/%s", asc_codex_home(c), de->d_name);
+			assert_int_equal(stat(p, &st), 0);
+			assert_int_equal(st.st_mode & 07777, 0600);
+			strays++;
+			free(p);
+		}
+		closedir(d);
+		asc_free_killed(c, SIGKILL);
+		free(path);
+		free(tid);
+	}
+	/* the kills must have hit both sides of the write for the test to mean something */
+	print_message("kill -9 during refresh: %d rounds, %d after the new tokens were stored, "
+		      "%d temporary files left (0600)\n",
+		rounds, refreshed, strays);
+	assert_true(refreshed > 0 && refreshed < rounds);
+	mock_stop(&m);
+}
+
 int
 main(void)
 {
@@ -482,6 +542,7 @@ main(void)
 		cmocka_unit_test(test_refresh_refused),
 		cmocka_unit_test(test_rate_limits),
 		cmocka_unit_test(test_rate_limits_read_fails),
+		cmocka_unit_test(test_kill_during_refresh),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
