@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "tests/helpers/skip_note.h"
 #include "protocol/base64.h"
 #include "protocol/xmalloc.h"
 
@@ -500,8 +501,8 @@ test_kill_during_refresh(void **state)
 		assert_non_null(j = json_load_file(path, 0, NULL));
 		assert_true(json_is_string(
 			json_object_get(json_object_get(j, "tokens"), "refresh_token")));
-		if (strcmp(json_string_value(json_object_get(json_object_get(j, "tokens"),
-				   "refresh_token")),
+		if (strcmp(json_string_value(
+				   json_object_get(json_object_get(j, "tokens"), "refresh_token")),
 			    REFRESH_SECRET) != 0)
 			refreshed++;
 		json_decref(j);
@@ -532,6 +533,87 @@ test_kill_during_refresh(void **state)
 	mock_stop(&m);
 }
 
+/* Upstream 0.169's binary beside the repository ($UPSTREAM_CODEX), or NULL. */
+static const char *
+upstream_bin(void)
+{
+	const char *p = getenv("UPSTREAM_CODEX");
+
+	if (p == NULL || *p == '\0')
+		p = "../upstream/node_modules/@openai/codex-linux-x64/vendor/"
+		    "x86_64-unknown-linux-musl/bin/codex";
+	return access(p, X_OK) == 0 ? p : NULL;
+}
+
+/* Run a shell command; its exit status, and its output (both streams) in *out (heap). */
+static int
+run(const char *cmd, char **out)
+{
+	char *full = xasprintf("%s 2>&1", cmd), buf[4096];
+	FILE *f = popen(full, "re");
+	size_t n = 0;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = '\0';
+	*out = xstrdup(buf);
+	free(full);
+	return WEXITSTATUS(pclose(f));
+}
+
+/*
+ * One auth.json for both daemons: a ChatGPT login we refreshed (written by us) is upstream's
+ * `codex login status` "Logged in using ChatGPT"; an API key upstream stored is ours; each
+ * file is 0600. Skipped (noted) without upstream's binary.
+ */
+static void
+test_upstream_interop(void **state)
+{
+	const char *up = upstream_bin();
+	struct mock m;
+	struct asc *c;
+	char *tid, *cmd, *out, dir[] = "/tmp/acct-interop-XXXXXX";
+	struct stat st;
+
+	(void)state;
+	if (up == NULL)
+		skip_test("upstream codex 0.169 is not installed (../upstream or $UPSTREAM_CODEX)");
+	mock_start(&m, NULL, NULL);
+	c = spawn_chatgpt(&m, 0);
+	tid = thread_new(c);
+	turn_start(c, tid);
+	json_decref(turn_done(c));
+	assert_int_equal(mock_count(&m, "/oauth/token"), 1); /* the file is ours now */
+	cmd = xasprintf("CODEX_HOME='%s' '%s' login status", asc_codex_home(c), up);
+	assert_int_equal(run(cmd, &out), 0);
+	assert_non_null(strstr(out, "Logged in using ChatGPT"));
+	free(out);
+	free(cmd);
+	free(tid);
+	asc_free(c);
+	mock_stop(&m);
+
+	assert_non_null(mkdtemp(dir));
+	cmd = xasprintf(
+		"echo sk-upstream-0123456789 | CODEX_HOME=%s '%s' login --with-api-key", dir, up);
+	assert_int_equal(run(cmd, &out), 0);
+	free(out);
+	free(cmd);
+	cmd = xasprintf("%s/auth.json", dir);
+	assert_int_equal(stat(cmd, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	free(cmd);
+	cmd = xasprintf("CODEX_HOME=%s '%s' login status", dir,
+		getenv("APP_SERVER_BIN") != NULL ? getenv("APP_SERVER_BIN") : "build/app-server");
+	assert_int_equal(run(cmd, &out), 0);
+	assert_non_null(strstr(out, "API key configured - sk-upstr***56789"));
+	free(out);
+	free(cmd);
+	cmd = xasprintf("rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+}
+
 int
 main(void)
 {
@@ -543,6 +625,7 @@ main(void)
 		cmocka_unit_test(test_rate_limits),
 		cmocka_unit_test(test_rate_limits_read_fails),
 		cmocka_unit_test(test_kill_during_refresh),
+		cmocka_unit_test(test_upstream_interop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
