@@ -90,6 +90,7 @@ agent_free(struct agent *a)
 	free(a->collab_last);
 	approval_cache_free(a->cache);
 	json_decref(a->dynamic_tools);
+	json_decref(a->rate_limits);
 	free(a->rollout_path);
 	free((char *)a->c.thread_id);
 	free((char *)a->c.originator);

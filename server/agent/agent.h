@@ -68,6 +68,9 @@ struct agent_sink {
 	void (*approval_cancel)(void *arg, long long token);
 	/* The turn ended (once, last): error is a TurnError for AGENT_FAILED, else NULL. */
 	void (*done)(void *arg, enum agent_status status, json_t *error);
+	/* account/rateLimits/updated's rateLimits (a RateLimitSnapshot), after each usage; may
+	 * be NULL (not told). Last, so positional initializers of the others stay valid. */
+	void (*rate_limits)(void *arg, json_t *snapshot);
 };
 
 /* A loaded thread's agent side: its history and settings (api/ owns one per loaded thread). */

@@ -152,6 +152,7 @@ struct agent {
 	int next_session;
 	struct agent_cmd *sessions[AGENT_SESSIONS]; /* exec_command processes alive */
 	struct token_totals total;		    /* the thread's usage so far */
+	json_t *rate_limits;	     /* the last RateLimitSnapshot its responses carried, or NULL */
 	struct shell_snapshot *snap; /* the login shell's set-up, for -lc calls (or NULL) */
 	char *collab_last;	     /* the last collaboration mode message given, or NULL */
 	int plan_mode; /* the collaboration mode turns last selected is Plan (kept across turns) */

@@ -244,6 +244,13 @@ agent_usage(struct agent_turn *t, const struct model_usage *u, const char *resp_
 		agent_usage_json(last), "modelContextWindow", (json_int_t)t->o.context_window);
 	t->sink->usage(t->arg, tu);
 	json_decref(tu);
+	/* upstream reports the account's rate limits with every usage, the `codex` snapshot with
+	 * nulls when no response carried any */
+	if (t->sink->rate_limits != NULL) {
+		if (a->rate_limits == NULL)
+			a->rate_limits = model_rate_limits_headers(NULL);
+		t->sink->rate_limits(t->arg, a->rate_limits);
+	}
 	if (a->c.thread != NULL)
 		store_append_tokens(a->c.thread, last, t->o.context_window, resp_id);
 }
@@ -340,6 +347,13 @@ agent_model_cb(void *arg, const struct model_event *ev)
 			model_error_info(ev->error));
 		t->sink->error(t->arg, err, 1);
 		json_decref(err);
+		break;
+	case MODEL_EV_RATE_LIMITS:
+		/* kept for the account/rateLimits/updated that follows the response's usage */
+		if (t->a->rate_limits == NULL)
+			t->a->rate_limits = json_deep_copy(ev->item);
+		else
+			model_rate_limits_merge(t->a->rate_limits, ev->item);
 		break;
 	case MODEL_EV_COMPLETED:
 		t->req = NULL; /* freed by model/ after we return */

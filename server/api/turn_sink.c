@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/account/account_api.h"
 #include "protocol/xmalloc.h"
 #include "rpc/rpc.h"
 #include "session.h"
@@ -98,6 +99,15 @@ turn_sink_usage(void *arg, json_t *usage)
 {
 	turn_sink_notify(
 		arg, "thread/tokenUsage/updated", json_pack("{s:O}", "tokenUsage", usage), 1);
+}
+
+/* account/rateLimits/updated: the connection's, not the thread's (no threadId). */
+static void
+turn_sink_rate_limits(void *arg, json_t *snapshot)
+{
+	struct turn_thread *tt = arg;
+
+	account_api_rate_limits(tt->s->rpc, snapshot);
 }
 
 static void
@@ -252,6 +262,7 @@ const struct agent_sink turn_sink = {
 	.item_completed = turn_sink_item_completed,
 	.delta = turn_sink_delta,
 	.usage = turn_sink_usage,
+	.rate_limits = turn_sink_rate_limits,
 	.diff = turn_sink_diff,
 	.plan = turn_sink_plan,
 	.error = turn_sink_error,

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/queue.h>
 
 #include <curl/curl.h>
@@ -87,6 +88,7 @@ static struct {
 	const char *(*easy_strerror)(CURLcode);
 	CURLHcode (*easy_header)(
 		CURL *, const char *, size_t, unsigned int, int, struct curl_header **);
+	struct curl_header *(*easy_nextheader)(CURL *, unsigned int, int, struct curl_header *);
 	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
 	void (*slist_free_all)(struct curl_slist *);
 } cu;
@@ -146,6 +148,7 @@ http_curl_load(char **cause)
 	bad |= http_sym(&cu.slist_append, "curl_slist_append");
 	bad |= http_sym(&cu.slist_free_all, "curl_slist_free_all");
 	http_sym(&cu.easy_header, "curl_easy_header"); /* 7.83 and later; optional */
+	http_sym(&cu.easy_nextheader, "curl_easy_nextheader");
 	if (bad || cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		*cause =
 			xstrdup("libcurl is unusable (missing functions or initialisation failed)");
@@ -210,6 +213,42 @@ http_retry_after(CURL *easy)
 			return (long)(v * 1000);
 	}
 	return -1;
+}
+
+/* The reason phrase of a status, as upstream's messages show it. */
+const char *
+http_reason(long status)
+{
+	static const struct {
+		long code;
+		const char *text;
+	} reasons[] = {{400, "Bad Request"}, {401, "Unauthorized"}, {402, "Payment Required"},
+		{403, "Forbidden"}, {404, "Not Found"}, {405, "Method Not Allowed"},
+		{408, "Request Timeout"}, {409, "Conflict"}, {413, "Payload Too Large"},
+		{422, "Unprocessable Entity"}, {429, "Too Many Requests"},
+		{500, "Internal Server Error"}, {502, "Bad Gateway"}, {503, "Service Unavailable"},
+		{504, "Gateway Timeout"}};
+
+	for (size_t i = 0; i < nitems(reasons); i++)
+		if (reasons[i].code == status)
+			return reasons[i].text;
+	return "";
+}
+
+int
+http_req_headers(struct http_req *r, const char *prefix,
+	void (*fn)(void *arg, const char *name, const char *value), void *arg)
+{
+	struct curl_header *hd = NULL;
+	size_t n = strlen(prefix);
+
+	if (cu.easy_nextheader == NULL)
+		return -1;
+	/* -1: the last request of the transfer (the final response, after redirects) */
+	while ((hd = cu.easy_nextheader(r->easy, CURLH_HEADER, -1, hd)) != NULL)
+		if (strncasecmp(hd->name, prefix, n) == 0)
+			fn(arg, hd->name, hd->value);
+	return 0;
 }
 
 /* End a transfer: one done callback (unless cancelled), then release. */

@@ -76,6 +76,16 @@ void http_set_default(struct http *h);
 /* Start a transfer; NULL with *cause when it cannot be set up. */
 struct http_req *http_start(struct http *h, const struct http_req_opts *o,
 	const struct http_cbs *cbs, void *arg, char **cause);
+/* A status's reason phrase ("Not Found"), as upstream's messages show it; "" when unknown. */
+const char *http_reason(long status);
+
+/*
+ * The response headers of a transfer whose name starts with prefix (case-insensitive), each
+ * given to fn (name as sent, value trimmed); from the data callback on. -1 when this libcurl
+ * cannot list headers (before 7.84).
+ */
+int http_req_headers(struct http_req *r, const char *prefix,
+	void (*fn)(void *arg, const char *name, const char *value), void *arg);
 /* Stop a transfer: no callback after this, resources released (now or once curl returns). */
 void http_cancel(struct http_req *r);
 

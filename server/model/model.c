@@ -40,6 +40,7 @@ struct model_req {
 	struct buf errbody; /* a non-2xx body: its first MODEL_MAX_ERR_BODY bytes */
 	int in_cb;
 	int cancelled;
+	int heard; /* this attempt's headers were read */
 };
 
 static void model_backoff_cb(struct ev_loop *, ev_timer *, int);
@@ -108,26 +109,6 @@ model_error_info(const struct model_error *e)
 		break;
 	}
 	return json_string("other");
-}
-
-/* The reason phrase of a status, as upstream's messages show it. */
-static const char *
-model_reason(long status)
-{
-	static const struct {
-		long code;
-		const char *text;
-	} reasons[] = {{400, "Bad Request"}, {401, "Unauthorized"}, {402, "Payment Required"},
-		{403, "Forbidden"}, {404, "Not Found"}, {405, "Method Not Allowed"},
-		{408, "Request Timeout"}, {409, "Conflict"}, {413, "Payload Too Large"},
-		{422, "Unprocessable Entity"}, {429, "Too Many Requests"},
-		{500, "Internal Server Error"}, {502, "Bad Gateway"}, {503, "Service Unavailable"},
-		{504, "Gateway Timeout"}};
-
-	for (size_t i = 0; i < nitems(reasons); i++)
-		if (reasons[i].code == status)
-			return reasons[i].text;
-	return "";
 }
 
 /* Free a request; the transfer and the timer must already be stopped. */
@@ -235,7 +216,7 @@ model_status_message(struct model_req *r, long status, const char *url)
 	if (status == 500)
 		return xstrdup("We\xe2\x80\x99re currently experiencing high demand, which may "
 			       "cause temporary errors.");
-	return xasprintf("unexpected status %ld %s: %.*s, url: %s", status, model_reason(status),
+	return xasprintf("unexpected status %ld %s: %.*s, url: %s", status, http_reason(status),
 		(int)r->errbody.len, buf_str(&r->errbody), url);
 }
 
@@ -351,6 +332,42 @@ model_xfer_done(void *arg, const struct http_result *res)
 	model_free(r);
 }
 
+/* http_req_headers: keep an x-* header, its name lowercase. */
+static void
+model_header_cb(void *arg, const char *name, const char *value)
+{
+	char low[128];
+	size_t i;
+
+	for (i = 0; name[i] != '\0' && i < sizeof low - 1; i++)
+		low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+	low[i] = '\0';
+	json_object_set_new(arg, low, json_string(value));
+}
+
+/*
+ * A successful response's first bytes: its rate-limit headers, reported before any event of
+ * the body (upstream reads them when the stream opens); nonzero stops.
+ */
+static int
+model_headers(struct model_req *r)
+{
+	struct model_event ev = {.kind = MODEL_EV_RATE_LIMITS};
+	json_t *h = json_object();
+	int stop;
+
+	r->heard = 1;
+	if (http_req_headers(r->xfer, "x-", model_header_cb, h) != 0) {
+		json_decref(h);
+		return 0;
+	}
+	ev.item = model_rate_limits_headers(h);
+	json_decref(h);
+	stop = model_emit(r, &ev);
+	json_decref(ev.item);
+	return stop;
+}
+
 /* http data: body bytes of the attempt. */
 static int
 model_xfer_data(void *arg, long status, const char *buf, size_t len)
@@ -369,7 +386,9 @@ model_xfer_data(void *arg, long status, const char *buf, size_t len)
 		return 0;
 	}
 	r->in_cb++; /* a cancel from an event callback is finished here, not deeper */
-	stop = model_decode_feed(&r->dec, buf, len);
+	stop = r->heard ? 0 : model_headers(r);
+	if (!stop && !r->cancelled)
+		stop = model_decode_feed(&r->dec, buf, len);
 	r->in_cb--;
 	if (r->cancelled) {
 		http_cancel(r->xfer);
@@ -401,6 +420,7 @@ model_attempt(struct model_req *r, char **cause)
 	r->have_dec = 1;
 	buf_free(&r->errbody);
 	r->status = 0;
+	r->heard = 0;
 	r->xfer = http_start(r->h, &o, &cbs, r, cause);
 	return r->xfer != NULL ? 0 : -1;
 }

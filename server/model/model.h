@@ -38,8 +38,9 @@ enum model_ev_kind {
 	MODEL_EV_REASONING_SUMMARY_PART,  /* item_id, index = summary_index */
 	MODEL_EV_REASONING_TEXT_DELTA,	  /* delta, item_id, index = content_index */
 	MODEL_EV_RETRY,			  /* error, attempt of max_attempts, delay_ms */
-	MODEL_EV_COMPLETED,		  /* terminal: resp_id, usage */
-	MODEL_EV_FAILED,		  /* terminal: error */
+	MODEL_EV_RATE_LIMITS, /* item: a RateLimitSnapshot (the response's headers, or an event) */
+	MODEL_EV_COMPLETED,   /* terminal: resp_id, usage */
+	MODEL_EV_FAILED,      /* terminal: error */
 };
 
 enum model_err {
@@ -156,5 +157,12 @@ char *model_request_splice(
  * events go to cb, ending with COMPLETED or FAILED (no retries). For tests and tools.
  */
 void model_decode_body(enum model_wire wire, const char *body, size_t len, model_cb cb, void *arg);
+
+/* model_rate_limits.c: a v2 RateLimitSnapshot (new reference) from a response's headers (an
+ * object of lowercase names to values) or from a `codex.rate_limits` event. */
+json_t *model_rate_limits_headers(const json_t *headers);
+json_t *model_rate_limits_event(const json_t *event);
+/* Put next into prev, keeping prev's credits and planType where next has none. */
+void model_rate_limits_merge(json_t *prev, const json_t *next);
 
 #endif

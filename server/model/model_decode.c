@@ -162,6 +162,15 @@ model_decode_responses_event(struct model_dec *d, json_t *ev)
 		}
 		return model_decode_emit(d, &me);
 	}
+	if (strcmp(type, "codex.rate_limits") == 0) {
+		int stop;
+
+		me.kind = MODEL_EV_RATE_LIMITS;
+		me.item = model_rate_limits_event(ev);
+		stop = model_decode_emit(d, &me);
+		json_decref(me.item);
+		return stop;
+	}
 	if (strcmp(type, "response.reasoning_summary_part.added") == 0) {
 		me.kind = MODEL_EV_REASONING_SUMMARY_PART;
 		me.index = model_decode_int(ev, "summary_index", 0);

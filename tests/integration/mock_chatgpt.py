@@ -82,7 +82,48 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         self.record(b"")
+        if self.path.endswith("/wham/usage") or self.path.endswith("/api/codex/usage"):
+            return self.usage()
         self.send(404, "{}")
+
+    def authorized(self):
+        """The live access token's claims when the bearer and account id are right, else None."""
+        auth = self.headers.get("authorization", "")
+        c = claims(auth[7:]) if auth.startswith("Bearer ") else None
+        acct = (c or {}).get("https://api.openai.com/auth", {}).get("chatgpt_account_id")
+        if c is None or c.get("revoked") or c.get("exp", 0) <= time.time() \
+                or self.headers.get("chatgpt-account-id") != acct:
+            return None
+        return c
+
+    def usage(self):
+        """The backend's usage endpoint (what account/rateLimits/read asks upstream's way)."""
+        if self.authorized() is None:
+            return self.send(401, json.dumps({"detail": "Unauthorized"}))
+        if ARGS.usage_status != 200:
+            return self.send(ARGS.usage_status, json.dumps({"detail": "usage unavailable"}))
+        now = int(time.time())
+        body = {
+            "plan_type": "pro", "account_id": "acct-1", "ordinary_usage_allowed": True,
+            "rate_limit_reached_type": {"type": "rate_limit_reached"},
+            "rate_limit": {
+                "allowed": True, "limit_reached": False,
+                "primary_window": {"used_percent": 17, "limit_window_seconds": 18000,
+                                   "reset_after_seconds": 600, "reset_at": now + 600},
+                "secondary_window": {"used_percent": 3, "limit_window_seconds": 604800,
+                                     "reset_after_seconds": 86400, "reset_at": now + 86400},
+            },
+            "credits": {"has_credits": True, "unlimited": False, "balance": "12.5"},
+            "additional_rate_limits": [{
+                "limit_name": "GPT-5-Codex-Spark", "metered_feature": "codex_bengalfox",
+                "rate_limit": {"allowed": True, "limit_reached": False,
+                               "primary_window": {"used_percent": 70,
+                                                  "limit_window_seconds": 900,
+                                                  "reset_after_seconds": 60,
+                                                  "reset_at": now + 60},
+                               "secondary_window": None}}],
+        }
+        self.send(200, json.dumps(body))
 
     def do_POST(self):
         n = int(self.headers.get("content-length", "0"))
@@ -110,11 +151,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send(200, json.dumps(new_tokens()))
 
     def backend(self):
-        auth = self.headers.get("authorization", "")
-        c = claims(auth[7:]) if auth.startswith("Bearer ") else None
-        acct = (c or {}).get("https://api.openai.com/auth", {}).get("chatgpt_account_id")
-        if c is None or c.get("revoked") or c.get("exp", 0) <= time.time() \
-                or self.headers.get("chatgpt-account-id") != acct:
+        # an API key ("sk-mock", the benches' and the probes' key) is taken as is
+        if self.headers.get("authorization", "") != "Bearer sk-mock" and self.authorized() is None:
             return self.send(401, json.dumps({"error": {"message": "Your authentication "
                                                         "token has expired.",
                                                         "code": "token_expired"}}))
@@ -123,7 +161,11 @@ class Handler(BaseHTTPRequestHandler):
                   "x-codex-primary-reset-at": str(now + 600),
                   "x-codex-secondary-used-percent": "7",
                   "x-codex-secondary-window-minutes": "10080",
-                  "x-codex-secondary-reset-at": str(now + 86400)}
+                  "x-codex-secondary-reset-at": str(now + 86400),
+                  "x-codex-credits-has-credits": "true", "x-codex-credits-unlimited": "false",
+                  "x-codex-credits-balance": "12.5",
+                  "x-codex-other-primary-used-percent": "5.5",
+                  "x-codex-other-limit-name": "Other"}
         events = [
             {"type": "response.created", "response": {"id": "resp-1"}},
             {"type": "response.output_item.done", "item": {
@@ -144,6 +186,7 @@ def main():
     p.add_argument("--account", default="acct-1")
     p.add_argument("--refresh-delay-ms", type=int, default=0)
     p.add_argument("--refresh-fail", default="")
+    p.add_argument("--usage-status", type=int, default=200)
     ARGS = p.parse_args()
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     with open(ARGS.port_file + ".tmp", "w") as f:

@@ -27,6 +27,7 @@
 
 #include "exec_util.h"
 #include "harness.h"
+#include "tests/helpers/skip_note.h"
 #include "protocol/base64.h"
 #include "protocol/xmalloc.h"
 
@@ -151,8 +152,9 @@ spawn_chatgpt(struct mock *m, int revoked)
 	json_t *r;
 
 	toml = xasprintf("openai_base_url = \"http://127.0.0.1:%d/backend-api/codex\"\n"
+			 "chatgpt_base_url = \"http://127.0.0.1:%d/backend-api/\"\n"
 			 "model = \"gpt-5\"\n",
-		m->port);
+		m->port, m->port);
 	id = jwt(json_pack(
 		"{s:s, s:O}", "email", "me@example.com", "https://api.openai.com/auth", auth));
 	acc = jwt(json_pack("{s:I, s:b, s:s, s:O}", "exp",
@@ -409,6 +411,237 @@ test_refresh_refused(void **state)
 	mock_stop(&m);
 }
 
+/* A window's member (int). */
+static json_int_t
+window_int(const json_t *snap, const char *window, const char *k)
+{
+	return json_integer_value(json_object_get(json_object_get(snap, window), k));
+}
+
+/*
+ * Rate limits both ways upstream has them: the x-codex-* headers of a turn's response come
+ * back as account/rateLimits/updated after the usage; account/rateLimits/read asks the
+ * backend's /wham/usage with the login's tokens.
+ */
+static void
+test_rate_limits(void **state)
+{
+	struct mock m;
+	struct asc *c;
+	char *tid;
+	json_t *n, *snap, *r, *res;
+
+	(void)state;
+	mock_start(&m, NULL, NULL);
+	c = spawn_chatgpt(&m, 0);
+	tid = thread_new(c);
+	turn_start(c, tid);
+	n = asc_wait_notification(c, "account/rateLimits/updated", T);
+	snap = json_object_get(json_object_get(n, "params"), "rateLimits");
+	assert_string_equal(json_string_value(json_object_get(snap, "limitId")), "codex");
+	assert_int_equal(window_int(snap, "primary", "usedPercent"), 42);
+	assert_int_equal(window_int(snap, "primary", "windowDurationMins"), 300);
+	assert_true(window_int(snap, "primary", "resetsAt") > time(NULL));
+	assert_int_equal(window_int(snap, "secondary", "usedPercent"), 7);
+	assert_int_equal(window_int(snap, "secondary", "windowDurationMins"), 10080);
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(snap, "credits"), "balance")),
+		"12.5");
+	assert_null(json_object_get(json_object_get(n, "params"), "threadId"));
+	json_decref(n);
+	json_decref(turn_done(c));
+
+	r = asc_wait_response(c, asc_request(c, "account/rateLimits/read", NULL), T);
+	res = asc_assert_result(r);
+	snap = json_object_get(res, "rateLimits");
+	assert_int_equal(window_int(snap, "primary", "usedPercent"), 17);
+	assert_int_equal(window_int(snap, "primary", "windowDurationMins"), 300);
+	assert_string_equal(json_string_value(json_object_get(snap, "planType")), "pro");
+	assert_string_equal(json_string_value(json_object_get(snap, "rateLimitReachedType")),
+		"rate_limit_reached");
+	assert_string_equal(json_string_value(json_object_get(res, "accountId")), "acct-1");
+	snap = json_object_get(json_object_get(res, "rateLimitsByLimitId"), "codex_bengalfox");
+	assert_string_equal(
+		json_string_value(json_object_get(snap, "limitName")), "GPT-5-Codex-Spark");
+	assert_int_equal(window_int(snap, "primary", "windowDurationMins"), 15);
+	json_decref(r);
+	/* the mock answers /wham/usage only to the live bearer token and its account */
+	assert_int_equal(mock_count(&m, "/backend-api/wham/usage"), 1);
+	expect_no_leak(c, 1);
+	free(tid);
+	asc_free(c);
+	mock_stop(&m);
+}
+
+/* The usage endpoint failing: upstream's sentence, the status and body as it words them. */
+static void
+test_rate_limits_read_fails(void **state)
+{
+	struct mock m;
+	struct asc *c;
+	json_t *r, *e;
+	char *want;
+
+	(void)state;
+	mock_start(&m, "--usage-status", "503");
+	c = spawn_chatgpt(&m, 0);
+	r = asc_wait_response(c, asc_request(c, "account/rateLimits/read", NULL), T);
+	e = json_object_get(r, "error");
+	assert_non_null(e);
+	assert_int_equal(json_integer_value(json_object_get(e, "code")), -32603);
+	want = xasprintf("failed to fetch codex rate limits: GET http://127.0.0.1:%d/backend-api/"
+			 "wham/usage failed: 503 Service Unavailable; content-type=application/"
+			 "json; body={\"detail\": \"usage unavailable\"}",
+		m.port);
+	assert_string_equal(json_string_value(json_object_get(e, "message")), want);
+	free(want);
+	json_decref(r);
+	expect_no_leak(c, 1);
+	asc_free(c);
+	mock_stop(&m);
+}
+
+/*
+ * kill -9 at random moments of a turn whose token is refreshed: auth.json is always whole
+ * (it parses, holds a refresh token) and 0600; a temporary file a kill left behind is 0600 too.
+ */
+static void
+test_kill_during_refresh(void **state)
+{
+	int rounds = 25, refreshed = 0, strays = 0;
+	struct mock m;
+
+	(void)state;
+	srand((unsigned)time(NULL));
+	mock_start(&m, NULL, NULL);
+	for (int i = 0; i < rounds; i++) {
+		struct asc *c = spawn_chatgpt(&m, 0);
+		char *tid = thread_new(c), *path = xasprintf("%s/auth.json", asc_codex_home(c));
+		struct stat st;
+		struct dirent *de;
+		json_t *j;
+		DIR *d;
+
+		assert_int_equal(chmod(path, 0600), 0);
+		turn_start(c, tid);
+		usleep((useconds_t)(rand() % 30000));
+		kill(asc_pid(c), SIGKILL);
+		assert_non_null(j = json_load_file(path, 0, NULL));
+		assert_true(json_is_string(
+			json_object_get(json_object_get(j, "tokens"), "refresh_token")));
+		if (strcmp(json_string_value(
+				   json_object_get(json_object_get(j, "tokens"), "refresh_token")),
+			    REFRESH_SECRET) != 0)
+			refreshed++;
+		json_decref(j);
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0600);
+		assert_non_null(d = opendir(asc_codex_home(c)));
+		while ((de = readdir(d)) != NULL) {
+			char *p;
+
+			if (strncmp(de->d_name, ".auth.json.", 11) != 0)
+				continue;
+			p = xasprintf("%s/%s", asc_codex_home(c), de->d_name);
+			assert_int_equal(stat(p, &st), 0);
+			assert_int_equal(st.st_mode & 07777, 0600);
+			strays++;
+			free(p);
+		}
+		closedir(d);
+		asc_free_killed(c, SIGKILL);
+		free(path);
+		free(tid);
+	}
+	/* the kills must have hit both sides of the write for the test to mean something */
+	print_message("kill -9 during refresh: %d rounds, %d after the new tokens were stored, "
+		      "%d temporary files left (0600)\n",
+		rounds, refreshed, strays);
+	assert_true(refreshed > 0 && refreshed < rounds);
+	mock_stop(&m);
+}
+
+/* Upstream 0.169's binary beside the repository ($UPSTREAM_CODEX), or NULL. */
+static const char *
+upstream_bin(void)
+{
+	const char *p = getenv("UPSTREAM_CODEX");
+
+	if (p == NULL || *p == '\0')
+		p = "../upstream/node_modules/@openai/codex-linux-x64/vendor/"
+		    "x86_64-unknown-linux-musl/bin/codex";
+	return access(p, X_OK) == 0 ? p : NULL;
+}
+
+/* Run a shell command; its exit status, and its output (both streams) in *out (heap). */
+static int
+run(const char *cmd, char **out)
+{
+	char *full = xasprintf("%s 2>&1", cmd), buf[4096];
+	FILE *f = popen(full, "re");
+	size_t n = 0;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = '\0';
+	*out = xstrdup(buf);
+	free(full);
+	return WEXITSTATUS(pclose(f));
+}
+
+/*
+ * One auth.json for both daemons: a ChatGPT login we refreshed (written by us) is upstream's
+ * `codex login status` "Logged in using ChatGPT"; an API key upstream stored is ours; each
+ * file is 0600. Skipped (noted) without upstream's binary.
+ */
+static void
+test_upstream_interop(void **state)
+{
+	const char *up = upstream_bin();
+	struct mock m;
+	struct asc *c;
+	char *tid, *cmd, *out, dir[] = "/tmp/acct-interop-XXXXXX";
+	struct stat st;
+
+	(void)state;
+	if (up == NULL)
+		skip_test("upstream codex 0.169 is not installed (../upstream or $UPSTREAM_CODEX)");
+	mock_start(&m, NULL, NULL);
+	c = spawn_chatgpt(&m, 0);
+	tid = thread_new(c);
+	turn_start(c, tid);
+	json_decref(turn_done(c));
+	assert_int_equal(mock_count(&m, "/oauth/token"), 1); /* the file is ours now */
+	cmd = xasprintf("CODEX_HOME='%s' '%s' login status", asc_codex_home(c), up);
+	assert_int_equal(run(cmd, &out), 0);
+	assert_non_null(strstr(out, "Logged in using ChatGPT"));
+	free(out);
+	free(cmd);
+	free(tid);
+	asc_free(c);
+	mock_stop(&m);
+
+	assert_non_null(mkdtemp(dir));
+	cmd = xasprintf(
+		"echo sk-upstream-0123456789 | CODEX_HOME=%s '%s' login --with-api-key", dir, up);
+	assert_int_equal(run(cmd, &out), 0);
+	free(out);
+	free(cmd);
+	cmd = xasprintf("%s/auth.json", dir);
+	assert_int_equal(stat(cmd, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	free(cmd);
+	cmd = xasprintf("CODEX_HOME=%s '%s' login status", dir,
+		getenv("APP_SERVER_BIN") != NULL ? getenv("APP_SERVER_BIN") : "build/app-server");
+	assert_int_equal(run(cmd, &out), 0);
+	assert_non_null(strstr(out, "API key configured - sk-upstr***56789"));
+	free(out);
+	free(cmd);
+	cmd = xasprintf("rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+}
+
 int
 main(void)
 {
@@ -417,6 +650,10 @@ main(void)
 		cmocka_unit_test(test_401_refreshed_once),
 		cmocka_unit_test(test_single_flight),
 		cmocka_unit_test(test_refresh_refused),
+		cmocka_unit_test(test_rate_limits),
+		cmocka_unit_test(test_rate_limits_read_fails),
+		cmocka_unit_test(test_kill_during_refresh),
+		cmocka_unit_test(test_upstream_interop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -66,7 +66,7 @@ test_text_turn_order(void **state)
 	static const char *const order[] = {"thread/status/changed", "turn/started", "item/started",
 		"item/completed", "item/started", "item/agentMessage/delta",
 		"item/agentMessage/delta", "item/completed", "thread/tokenUsage/updated",
-		"thread/status/changed", "turn/completed"};
+		"account/rateLimits/updated", "thread/status/changed", "turn/completed"};
 	n = sizeof order / sizeof order[0];
 	assert_int_equal(json_array_size(msgs), n + 1);
 	for (size_t i = 0; i < n; i++)
@@ -95,7 +95,11 @@ test_text_turn_order(void **state)
 				 json_object_get(json_object_get(p, "total"), "cachedInputTokens")),
 		40);
 	assert_int_equal(json_integer_value(json_object_get(p, "modelContextWindow")), 258400);
-	p = json_object_get(json_array_get(msgs, 10), "params");
+	/* the account's rate limits after the usage: the codex snapshot, nulls without headers */
+	p = json_object_get(json_object_get(json_array_get(msgs, 10), "params"), "rateLimits");
+	assert_string_equal(json_string_value(json_object_get(p, "limitId")), "codex");
+	assert_true(json_is_null(json_object_get(p, "primary")));
+	p = json_object_get(json_array_get(msgs, 11), "params");
 	assert_string_equal(
 		json_string_value(json_object_get(json_object_get(p, "status"), "type")), "idle");
 	turn = tt_completed(msgs);

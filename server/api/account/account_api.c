@@ -10,8 +10,9 @@
  *                        pending login: {status:"notFound"}
  *   logout               auth.json removed (there or not), {}, then account/updated with nulls
  *   rateLimits/read      without a ChatGPT login: -32600 "codex account authentication required
- *                        to read rate limits"; with one, the snapshot of the backend's last
- *                        x-codex-* headers
+ *                        to read rate limits"; with one, GET {chatgpt_base_url}/wham/usage each
+ *                        time (account/usage.c), its failure -32603 "failed to fetch codex rate
+ *                        limits: ..."
  * Secrets are never echoed: account/read says which login there is, never its key or tokens.
  */
 #include <ctype.h>
@@ -20,6 +21,7 @@
 
 #include "account/account.h"
 #include "account/auth_store.h"
+#include "account/usage.h"
 #include "account_api.h"
 #include "api/api.h"
 #include "api/session.h"
@@ -33,6 +35,14 @@
 static struct rpc *account_api_rpc;
 /* The last rate-limit snapshot of the ChatGPT backend, or NULL. */
 static json_t *account_api_limits;
+
+/* A rateLimits/read waiting for the backend. */
+struct account_api_read {
+	struct rpc_req *req;
+	struct account_usage *u;
+	struct account_api_read *next;
+};
+static struct account_api_read *account_api_reads;
 
 /* auth.json now, or NULL; a file we cannot read is logged and counts as no login. */
 static struct auth *
@@ -94,6 +104,14 @@ account_api_detach(struct session *s)
 	}
 	json_decref(account_api_limits);
 	account_api_limits = NULL;
+	/* reads still waiting are answered by rpc_free; their transfers stop here */
+	while (account_api_reads != NULL) {
+		struct account_api_read *rd = account_api_reads;
+
+		account_api_reads = rd->next;
+		account_usage_cancel(rd->u);
+		free(rd);
+	}
 }
 
 void
@@ -227,15 +245,42 @@ account_api_logout(struct session *s, struct rpc_req *req, json_t *params)
 	free(home);
 }
 
-/* account/rateLimits/read: the last snapshot of a ChatGPT login's backend. */
+static void
+account_api_unlink(struct account_api_read *rd)
+{
+	for (struct account_api_read **p = &account_api_reads; *p != NULL; p = &(*p)->next)
+		if (*p == rd) {
+			*p = rd->next;
+			return;
+		}
+}
+
+static void
+account_api_usage_cb(void *arg, json_t *result, const char *error)
+{
+	struct account_api_read *rd = arg;
+
+	account_api_unlink(rd);
+	if (result != NULL)
+		rpc_reply(rd->req, result);
+	else
+		rpc_reply_error(rd->req, RPC_INTERNAL_ERROR, error, NULL);
+	free(rd);
+}
+
+/*
+ * account/rateLimits/read: asked of the backend's usage endpoint each time, as upstream does
+ * (config's chatgpt_base_url), with the login's tokens (refreshed first when stale).
+ */
 static void
 account_api_rate_limits_read(struct session *s, struct rpc_req *req, json_t *params)
 {
 	struct auth *a = account_api_load();
-	json_t *snap = account_api_limits, *byid;
-	const char *lid;
+	struct account_client who = {NULL, s->user_agent};
+	struct account_api_read *rd;
+	struct config *c;
+	char *cause = NULL;
 
-	(void)s;
 	(void)params;
 	if (a == NULL || a->mode != AUTH_MODE_CHATGPT) {
 		rpc_reply_error(req, RPC_INVALID_REQUEST,
@@ -243,15 +288,24 @@ account_api_rate_limits_read(struct session *s, struct rpc_req *req, json_t *par
 		auth_free(a);
 		return;
 	}
-	if (snap == NULL)
-		snap = json_pack("{s:s, s:n, s:n, s:n, s:n, s:s}", "limitId", "codex", "limitName",
-			"primary", "secondary", "credits", "planType", auth_plan_wire(a));
-	else
-		json_incref(snap);
-	lid = json_string_value(json_object_get(snap, "limitId"));
-	byid = json_pack("{s:O}", lid != NULL ? lid : "codex", snap);
-	rpc_reply(req, json_pack("{s:o, s:o}", "rateLimits", snap, "rateLimitsByLimitId", byid));
 	auth_free(a);
+	if ((c = config_load(&cause)) == NULL) {
+		rpc_reply_errorf(req, RPC_INTERNAL_ERROR, "%s", cause);
+		free(cause);
+		return;
+	}
+	rd = xcalloc(1, sizeof *rd);
+	rd->req = req;
+	if (account_usage_read(json_string_value(config_get(c, "chatgpt_base_url")), &who,
+		    account_api_usage_cb, rd, &rd->u, &cause) != 0) {
+		rpc_reply_error(req, RPC_INTERNAL_ERROR, cause, NULL);
+		free(cause);
+		free(rd);
+	} else {
+		rd->next = account_api_reads;
+		account_api_reads = rd;
+	}
+	config_free(c);
 }
 
 const struct rpc_method api_account_methods[] = {
