@@ -15,6 +15,7 @@
 #include "agent/shell/shell_snapshot.h"
 #include "config/home.h"
 #include "exec/exec.h"
+#include "mcp/mcp.h"
 #include "model/model.h"
 #include "protocol/xmalloc.h"
 #include "skills/skills.h"
@@ -533,6 +534,8 @@ agent_turn_start(struct agent *a, const struct agent_turn_opts *o, const struct 
 		json_decref(user);
 		return -1;
 	}
+	/* servers that died since the last turn start again now, as upstream restarts them */
+	mcp_set_turn_begin(a->mcp);
 	agent_collab(a, o->collab_message);
 	if (o->collab_mode != NULL)
 		a->plan_mode = strcmp(o->collab_mode, "plan") == 0;
@@ -655,4 +658,5 @@ agent_resume(struct agent *a)
 	if (a->turn != NULL && a->turn->cmd != NULL && a->turn->cmd->proc != NULL)
 		exec_resume(a->turn->cmd->proc);
 	agent_user_shell_resume(a);
+	mcp_set_resume(a->mcp);
 }
