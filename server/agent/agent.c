@@ -78,6 +78,7 @@ agent_free(struct agent *a)
 	agent_review_cancel(a); /* a review/start waiting for git is answered */
 	if (a->turn != NULL)
 		agent_turn_interrupt(a->turn); /* reported as usual */
+	agent_set_mcp(a, NULL); /* the set outlives us: its settling no longer reaches us */
 	/* Now, not from the loop: every process dies, every disk job finishes. */
 	agent_shell_kill_all(a);
 	if ((a->turn != NULL && a->turn->busy) || a->history_state == AGENT_HISTORY_LOADING) {
@@ -411,6 +412,10 @@ agent_advance(struct agent_turn *t)
 		agent_history_load(t->a); /* its completion kicks us again */
 		return;
 	}
+	/* upstream lists the tools once every MCP server started or failed: wait for them */
+	if (t->phase == PHASE_MODEL && t->need_model && t->req == NULL &&
+		mcp_set_starting(t->a->mcp))
+		return; /* a server's settling kicks us again (agent_mcp.c) */
 	if (t->phase == PHASE_MODEL && t->need_model && t->req == NULL) {
 		t->need_model = 0;
 		agent_review_begin(t); /* a review: the reviewer's history from now on */

@@ -31,10 +31,24 @@ struct agent_mcp_call {
 	struct mcp_call *h;	 /* the call on the server, NULL once it ended */
 };
 
+/* A server started or failed: a model request waiting for the servers may go now. */
+static void
+agent_mcp_settled(void *arg)
+{
+	struct agent *a = arg;
+
+	if (a->turn != NULL)
+		agent_kick(a->turn);
+}
+
 void
 agent_set_mcp(struct agent *a, struct mcp_set *mcp)
 {
+	if (a->mcp != NULL)
+		mcp_set_on_settle(a->mcp, NULL, NULL);
 	a->mcp = mcp;
+	if (mcp != NULL)
+		mcp_set_on_settle(mcp, agent_mcp_settled, a);
 }
 
 /* The call's end: the item completes, the model hears the outcome. */
@@ -71,6 +85,22 @@ agent_mcp_done(void *arg, const json_t *result, const char *error)
 	free(c->call_id);
 	free(c);
 	agent_kick(t);
+}
+
+/* The server's answer: an error is framed as upstream frames it. */
+static void
+agent_mcp_answer(void *arg, const json_t *result, const char *error)
+{
+	struct agent_mcp_call *c = arg;
+	char *msg = NULL;
+
+	if (error != NULL && strcmp(error, "cancelled") != 0)
+		msg = xasprintf(
+			"tool call error: tool call failed for `%s/%s`\n\nCaused by:\n    %s",
+			json_string_value(json_object_get(c->item, "server")),
+			json_string_value(json_object_get(c->item, "tool")), error);
+	agent_mcp_done(c, result, msg != NULL ? msg : error);
+	free(msg);
 }
 
 /* The server's notifications/progress: item/mcpToolCall/progress with its message. */
@@ -136,7 +166,7 @@ agent_mcp_start(struct agent_turn *t, const json_t *call, const char *call_id, i
 		return 1;
 	}
 	cbs.progress = agent_mcp_progress;
-	cbs.done = agent_mcp_done;
+	cbs.done = agent_mcp_answer;
 	cbs.arg = c;
 	meta = json_pack("{s:s, s:s, s:s}", "callId", c->call_id, "threadId", t->a->c.thread_id,
 		"sessionId", t->a->c.thread_id);
@@ -144,14 +174,8 @@ agent_mcp_start(struct agent_turn *t, const json_t *call, const char *call_id, i
 		json_string_value(json_object_get(tool, "name")), args, meta, &cbs, &cause);
 	json_decref(meta);
 	json_decref(args);
-	if (c->h == NULL) {
-		msg = xasprintf(
-			"tool call error: tool call failed for `%s/%s`\n\nCaused by:\n    %s",
-			mcp_set_name(t->a->mcp, (size_t)srv),
-			json_string_value(json_object_get(tool, "name")), cause);
-		agent_mcp_done(c, NULL, msg);
-		free(msg);
-	}
+	if (c->h == NULL)
+		agent_mcp_answer(c, NULL, cause);
 	free(cause);
 	return 1;
 }

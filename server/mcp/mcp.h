@@ -72,6 +72,13 @@ void mcp_set_turn_begin(struct mcp_set *s);
 /* The output queue drained: resume reading servers paused by its congestion. */
 void mcp_set_resume(struct mcp_set *s);
 
+/*
+ * Whether a server is still starting: a turn's model request waits for them, as upstream's
+ * tools are listed only once every server started or failed. fn(arg) runs each time one of them
+ * is ready or failed (one listener; NULL to stop).
+ */
+int mcp_set_starting(const struct mcp_set *s);
+void mcp_set_on_settle(struct mcp_set *s, void (*fn)(void *arg), void *arg);
 /* How many servers the set has, and the i-th one's name (config order: sorted by name). */
 size_t mcp_set_count(const struct mcp_set *s);
 const char *mcp_set_name(const struct mcp_set *s, size_t i);

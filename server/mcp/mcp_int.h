@@ -62,6 +62,8 @@ struct mcp_set {
 	char *cwd;
 	struct mcp_server *sv;
 	size_t n;
+	void (*settle)(void *arg); /* mcp_set_on_settle's listener */
+	void *settle_arg;
 };
 
 /* mcp_conn.c */

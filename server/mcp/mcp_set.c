@@ -38,6 +38,24 @@ mcp_status(struct mcp_server *sv, const char *error)
 {
 	if (sv->set->o.status != NULL)
 		sv->set->o.status(sv->set->o.arg, sv->name, sv->state, error);
+	if (sv->state != MCP_STARTING && sv->set->settle != NULL)
+		sv->set->settle(sv->set->settle_arg);
+}
+
+int
+mcp_set_starting(const struct mcp_set *s)
+{
+	for (size_t i = 0; s != NULL && i < s->n; i++)
+		if (s->sv[i].state == MCP_STARTING)
+			return 1;
+	return 0;
+}
+
+void
+mcp_set_on_settle(struct mcp_set *s, void (*fn)(void *arg), void *arg)
+{
+	s->settle = fn;
+	s->settle_arg = arg;
 }
 
 struct mcp_set *
