@@ -1,14 +1,9 @@
 /*
- * MCP tools in a turn: the model's call of a server's tool (its `namespace` mcp__<server> and
- * the tool's name; the flat mcp__<server>__<tool> on the Chat wire) becomes a tools/call on the
- * thread's set (mcp/mcp.h) inside an mcpToolCall item: item/started, item/mcpToolCall/progress
- * for the server's progress notifications, item/completed with the result or the error and
- * durationMs; the model gets the result as upstream shapes it (agent/tools/mcp_output.h).
- * Upstream's order, recorded: the calls of one response go out at once.
- * Approval: mcp_output_approval (agent/tools/mcp_output.h).
- *
- * Rule kept where upstream breaks it (it never completes an item interrupted): every started
- * item completes, an interrupted call as failed, after notifications/cancelled to the server.
+ * MCP tools in a turn: the model's call (namespace mcp__<server> and the tool; the flat name on
+ * the Chat wire) is a tools/call on the thread's set (mcp/mcp.h) in an mcpToolCall item, with
+ * progress; shapes, approval and results as upstream's (agent/tools/mcp_output.h). The calls of
+ * one response go out at once. Kept where upstream breaks it: every started item completes,
+ * an interrupted call as failed, after notifications/cancelled to the server.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -57,21 +52,14 @@ agent_mcp_done(void *arg, const json_t *result, const char *error)
 {
 	struct agent_mcp_call *c = arg, **pp;
 	struct agent_turn *t = c->t;
-	int64_t now = agent_now_ms();
 	json_t *out, *item;
 	struct timespec end;
-	int failed = error != NULL || json_is_true(json_object_get(result, "isError"));
 
 	for (pp = &t->mcp_calls; *pp != c; pp = &(*pp)->next)
 		;
 	*pp = c->next;
 	t->busy = t->dyn != NULL || t->mcp_calls != NULL;
-	if (error == NULL)
-		json_object_set_new(c->item, "result", mcp_output_item_result(result));
-	else
-		json_object_set_new(c->item, "error", json_pack("{s:s}", "message", error));
-	json_object_set_new(c->item, "status", json_string(failed ? "failed" : "completed"));
-	json_object_set_new(c->item, "durationMs", json_integer(now - c->started_ms));
+	mcp_output_complete(c->item, result, error, agent_now_ms() - c->started_ms);
 	agent_item_complete(t, c->item, c->started_ms);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	out = mcp_output_model(result, error,
@@ -91,15 +79,9 @@ agent_mcp_done(void *arg, const json_t *result, const char *error)
 static void
 agent_mcp_answer(void *arg, const json_t *result, const char *error)
 {
-	struct agent_mcp_call *c = arg;
-	char *msg = NULL;
+	char *msg = mcp_output_error(((struct agent_mcp_call *)arg)->item, error);
 
-	if (error != NULL && strcmp(error, "cancelled") != 0)
-		msg = xasprintf(
-			"tool call error: tool call failed for `%s/%s`\n\nCaused by:\n    %s",
-			json_string_value(json_object_get(c->item, "server")),
-			json_string_value(json_object_get(c->item, "tool")), error);
-	agent_mcp_done(c, result, msg != NULL ? msg : error);
+	agent_mcp_done(arg, result, msg != NULL ? msg : error);
 	free(msg);
 }
 
@@ -108,17 +90,10 @@ static void
 agent_mcp_progress(void *arg, double progress, const double *total, const char *message)
 {
 	struct agent_mcp_call *c = arg;
-	json_t *p;
-	char *text = NULL;
+	json_t *p = mcp_output_progress(c->call_id, progress, total, message);
 
-	if (message == NULL)
-		text = total != NULL ? xasprintf("%g/%g", progress, *total)
-				     : xasprintf("%g", progress);
-	p = json_pack(
-		"{s:s, s:s}", "itemId", c->call_id, "message", message != NULL ? message : text);
 	c->t->sink->delta(c->t->arg, "item/mcpToolCall/progress", p);
 	json_decref(p);
-	free(text);
 }
 
 /* Start one call (its item first); 1 when the call is an MCP tool's, else 0. */

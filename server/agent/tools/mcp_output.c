@@ -103,6 +103,41 @@ mcp_output_item(const char *id, const char *server, const json_t *tool, const js
 		json_is_boolean(ro) ? ro : json_null(), "result", "error", "durationMs");
 }
 
+void
+mcp_output_complete(json_t *item, const json_t *result, const char *error, long long ms)
+{
+	int failed = error != NULL || json_is_true(json_object_get(result, "isError"));
+
+	if (error == NULL)
+		json_object_set_new(item, "result", mcp_output_item_result(result));
+	else
+		json_object_set_new(item, "error", json_pack("{s:s}", "message", error));
+	json_object_set_new(item, "status", json_string(failed ? "failed" : "completed"));
+	json_object_set_new(item, "durationMs", json_integer(ms));
+}
+
+char *
+mcp_output_error(const json_t *item, const char *error)
+{
+	if (error == NULL || strcmp(error, "cancelled") == 0)
+		return NULL;
+	return xasprintf("tool call error: tool call failed for `%s/%s`\n\nCaused by:\n    %s",
+		json_string_value(json_object_get(item, "server")),
+		json_string_value(json_object_get(item, "tool")), error);
+}
+
+json_t *
+mcp_output_progress(const char *item_id, double progress, const double *total, const char *message)
+{
+	char *text =
+		total != NULL ? xasprintf("%g/%g", progress, *total) : xasprintf("%g", progress);
+	json_t *p = json_pack(
+		"{s:s, s:s}", "itemId", item_id, "message", message != NULL ? message : text);
+
+	free(text);
+	return p;
+}
+
 json_t *
 mcp_output_item_result(const json_t *result)
 {

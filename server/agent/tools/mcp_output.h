@@ -32,6 +32,13 @@
 const char *mcp_output_approval(const json_t *cfg, const json_t *tool, const json_t *policy);
 /* A started mcpToolCall item (new reference), as upstream's (arguments borrowed). */
 json_t *mcp_output_item(const char *id, const char *server, const json_t *tool, const json_t *args);
+/* Complete a started item (its result or error, status and durationMs). */
+void mcp_output_complete(json_t *item, const json_t *result, const char *error, long long ms);
+/* A call's error framed as upstream's (heap), or NULL for one that stays as it is. */
+char *mcp_output_error(const json_t *item, const char *error);
+/* item/mcpToolCall/progress's params (new reference): the message, else "progress/total". */
+json_t *mcp_output_progress(
+	const char *item_id, double progress, const double *total, const char *message);
 /* The function_call_output's output (new reference): result (CallToolResult) or error. */
 json_t *mcp_output_model(const json_t *result, const char *error, double wall_s);
 /* The item's result (new reference) from a CallToolResult. */
