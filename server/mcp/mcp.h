@@ -73,9 +73,10 @@ void mcp_set_turn_begin(struct mcp_set *s);
 void mcp_set_resume(struct mcp_set *s);
 
 /*
- * Whether a server is still starting: a turn's model request waits for them, as upstream's
- * tools are listed only once every server started or failed. fn(arg) runs each time one of them
- * is ready or failed (one listener; NULL to stop).
+ * Whether a server is still starting (or listing its tools again after tools/list_changed): a
+ * turn's model request waits for them, as upstream's tools are listed only once every server
+ * started or failed. fn(arg) runs each time one of them is ready, failed or listed (one
+ * listener; NULL to stop).
  */
 int mcp_set_starting(const struct mcp_set *s);
 void mcp_set_on_settle(struct mcp_set *s, void (*fn)(void *arg), void *arg);

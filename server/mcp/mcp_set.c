@@ -46,8 +46,8 @@ int
 mcp_set_starting(const struct mcp_set *s)
 {
 	for (size_t i = 0; s != NULL && i < s->n; i++)
-		if (s->sv[i].state == MCP_STARTING)
-			return 1;
+		if (s->sv[i].state == MCP_STARTING || s->sv[i].listing)
+			return 1; /* a list_changed's listing counts: the next request gets it */
 	return 0;
 }
 
@@ -235,6 +235,8 @@ mcp_list_answer(struct mcp_server *sv, json_t *result, const char *error)
 	}
 	if (sv->relist)
 		mcp_server_list_tools(sv);
+	else if (sv->set->settle != NULL)
+		sv->set->settle(sv->set->settle_arg); /* a model request may wait for this list */
 }
 
 /* initialize's answer: notifications/initialized, then the tools. */
