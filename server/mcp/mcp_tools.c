@@ -17,7 +17,7 @@ mcp_tools_sanitize(const char *name)
 
 	for (char *p = s; *p != '\0'; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-			    (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+			    (*p >= '0' && *p <= '9') || *p == '_'))
 			*p = '_';
 	return s;
 }
@@ -41,28 +41,99 @@ mcp_tools_flat(const char *server, const char *tool)
 	return all;
 }
 
+/* By the name the model sees. */
 static int
 mcp_tools_cmp(const void *a, const void *b)
 {
-	const char *x = json_string_value(json_object_get(*(json_t *const *)a, "name"));
-	const char *y = json_string_value(json_object_get(*(json_t *const *)b, "name"));
+	char *x = mcp_tools_sanitize(
+		json_string_value(json_object_get(*(json_t *const *)a, "name")) ?: "");
+	char *y = mcp_tools_sanitize(
+		json_string_value(json_object_get(*(json_t *const *)b, "name")) ?: "");
+	int r = strcmp(x, y);
 
-	return strcmp(x ?: "", y ?: "");
+	free(x);
+	free(y);
+	return r;
+}
+
+static int
+mcp_tools_keycmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+json_t *
+mcp_tools_schema(const json_t *in)
+{
+	static const char *const kept[] = {"type", "description", "enum", "items"};
+	const json_t *props = json_object_get(in, "properties"), *v;
+	const char **keys, *k;
+	json_t *out;
+	size_t i, n = 0;
+
+	if (!json_is_object(in))
+		return json_deep_copy(in);
+	out = json_object();
+	for (i = 0; i < nitems(kept); i++)
+		if ((v = json_object_get(in, kept[i])) != NULL)
+			json_object_set_new(out, kept[i],
+				strcmp(kept[i], "items") == 0 ? mcp_tools_schema(v)
+							      : json_deep_copy(v));
+	if (json_is_object(props)) {
+		/* in name order, as upstream's map writes them */
+		keys = xcalloc(json_object_size(props) + 1, sizeof *keys);
+		json_object_foreach((json_t *)props, k, v) keys[n++] = k;
+		qsort(keys, n, sizeof *keys, mcp_tools_keycmp);
+		json_object_set_new(out, "properties", json_object());
+		for (i = 0; i < n; i++)
+			json_object_set_new(json_object_get(out, "properties"), keys[i],
+				mcp_tools_schema(json_object_get(props, keys[i])));
+		free(keys);
+	}
+	if ((v = json_object_get(in, "required")) != NULL)
+		json_object_set_new(out, "required", json_deep_copy(v));
+	if ((v = json_object_get(in, "additionalProperties")) != NULL)
+		json_object_set_new(out, "additionalProperties", mcp_tools_schema(v));
+	if ((v = json_object_get(in, "anyOf")) != NULL && json_is_array(v)) {
+		json_t *any = json_array();
+
+		json_array_foreach(v, i, props) json_array_append_new(any, mcp_tools_schema(props));
+		json_object_set_new(out, "anyOf", any);
+	}
+	return out;
+}
+
+/* The server's instructions as upstream gives them: trimmed. */
+static json_t *
+mcp_tools_instructions(const char *s)
+{
+	size_t n;
+
+	s = s != NULL ? s : "";
+	while (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r')
+		s++;
+	n = strlen(s);
+	while (n > 0 &&
+		(s[n - 1] == ' ' || s[n - 1] == '\n' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+		n--;
+	return json_stringn(s, n);
 }
 
 /* One function of a tool; NULL when the tool is not well formed. */
 static json_t *
 mcp_tools_function(const json_t *tool, const char *name, int chat)
 {
-	const json_t *schema = json_object_get(tool, "inputSchema");
+	const json_t *in = json_object_get(tool, "inputSchema");
 	const char *desc = json_string_value(json_object_get(tool, "description")) ?: "";
+	json_t *schema;
 
-	if (!json_is_object(schema))
+	if (!json_is_object(in))
 		return NULL;
+	schema = mcp_tools_schema(in);
 	if (chat)
-		return json_pack("{s:s, s:{s:s, s:s, s:b, s:O}}", "type", "function", "function",
+		return json_pack("{s:s, s:{s:s, s:s, s:b, s:o}}", "type", "function", "function",
 			"name", name, "description", desc, "strict", 0, "parameters", schema);
-	return json_pack("{s:s, s:s, s:s, s:b, s:O}", "type", "function", "name", name,
+	return json_pack("{s:s, s:s, s:s, s:b, s:o}", "type", "function", "name", name,
 		"description", desc, "strict", 0, "parameters", schema);
 }
 
@@ -84,9 +155,9 @@ mcp_tools_append(json_t *tools, const struct mcp_set *s, int chat)
 		qsort(sorted, n, sizeof *sorted, mcp_tools_cmp);
 		srv = mcp_tools_sanitize(mcp_set_name(s, i));
 		if (!chat)
-			ns = json_pack("{s:s, s:s+, s:s, s:[]}", "type", "namespace", "name",
-				"mcp__", srv, "description", mcp_set_instructions(s, i) ?: "",
-				"tools");
+			ns = json_pack("{s:s, s:s+, s:o, s:[]}", "type", "namespace", "name",
+				"mcp__", srv, "description",
+				mcp_tools_instructions(mcp_set_instructions(s, i)), "tools");
 		for (j = 0; j < n; j++) {
 			const char *tn = json_string_value(json_object_get(sorted[j], "name"));
 

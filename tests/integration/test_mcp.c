@@ -15,13 +15,16 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <limits.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "tests/helpers/skip_note.h"
 #include "protocol/xmalloc.h"
 #include "turn_util.h"
 
@@ -620,6 +623,97 @@ test_thread_config_servers(void **state)
 	tt_stop(&f);
 }
 
+#define EVERYTHING_VERSION "2026.8.31"
+#define EVERYTHING_ENTRY                                                                           \
+	"/mcp-npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+
+/*
+ * @modelcontextprotocol/server-everything (npm), installed into $BUILD/mcp-npm once (never
+ * committed): its path (heap), or NULL when npm cannot have it (the caller skips, counted).
+ */
+static char *
+everything_entry(void)
+{
+	const char *build = getenv("BUILD") != NULL ? getenv("BUILD") : "build";
+	char *entry = xasprintf("%s" EVERYTHING_ENTRY, build), *prefix, path[PATH_MAX];
+	pid_t pid;
+	int st;
+
+	if (access(entry, R_OK) != 0) {
+		prefix = xasprintf("%s/mcp-npm", build);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			int null = open("/dev/null", O_WRONLY);
+
+			dup2(null, 1);
+			dup2(null, 2);
+			execlp("timeout", "timeout", "180", "npm", "install", "--prefix", prefix,
+				"--no-save", "--no-audit", "--no-fund", "--omit=optional",
+				"--prefer-offline",
+				"@modelcontextprotocol/server-everything@" EVERYTHING_VERSION,
+				(char *)NULL);
+			_exit(127);
+		}
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		free(prefix);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || access(entry, R_OK) != 0) {
+			free(entry);
+			return NULL;
+		}
+	}
+	assert_non_null(realpath(entry, path));
+	free(entry);
+	return xstrdup(path);
+}
+
+/* A real MCP server from npm: the same tools offered as upstream's, a real call in a turn. */
+static void
+test_server_everything(void **state)
+{
+	struct tt f;
+	struct tt_opts o = {0};
+	json_t *msgs, *recs, *want, *t;
+	char *entry = everything_entry(), *cfg, *s;
+	size_t i;
+
+	(void)state;
+	if (entry == NULL) {
+		skip_note("test_mcp server-everything", 1,
+			"npm could not install @modelcontextprotocol/server-everything (no node, or the "
+			"registry unreachable)");
+		skip();
+	}
+	want = mcp_fixture("everything");
+	cfg = xasprintf(
+		"[mcp_servers.everything]\ncommand = \"node\"\nargs = [\"%s\", \"stdio\"]\n",
+		entry);
+	s = tt_script("{`responses`:[" RESP("0",
+		"{`type`:`response.output_item.done`,`item`:{`type`:`function_call`,`call_id`:`call-1`,"
+		"`name`:`echo`,`namespace`:`mcp__everything`,`arguments`:`{\\`message\\`:\\`hi\\`}`}}") "," MSG("1") "]}");
+	o.script = s;
+	o.config_extra = cfg;
+	tt_start(&f, &o);
+	for (int k = 0; k < 2; k++)
+		json_decref(mcp_status(&f, asc_timeout(20000)));
+	msgs = tt_turn(&f, "hi", NULL, NULL, NULL);
+	recs = mm_records(&f.mm);
+	json_array_foreach(json_object_get(want, "tools"), i,
+		t) if (strcmp(json_string_value(json_object_get(t, "name")) ?: "",
+			       "mcp__everything") == 0)
+		mcp_equal("server-everything's tools as offered", t,
+			mcp_body_tool(tt_request_body(recs, 0), "mcp__everything"));
+	mcp_compare_items(msgs, want);
+	mcp_compare_outputs(tt_request_body(recs, 1), want);
+	json_decref(recs);
+	json_decref(msgs);
+	json_decref(want);
+	free(cfg);
+	free(s);
+	free(entry);
+	tt_stop(&f);
+}
+
 int
 main(void)
 {
@@ -636,6 +730,7 @@ main(void)
 		cmocka_unit_test(test_500_tools_paged),
 		cmocka_unit_test(test_tool_timeout),
 		cmocka_unit_test(test_thread_config_servers),
+		cmocka_unit_test(test_server_everything),
 	};
 
 	asc_ref_load();
