@@ -15,6 +15,7 @@
 #include "agent/shell/shell_snapshot.h"
 #include "config/home.h"
 #include "exec/exec.h"
+#include "mcp/mcp.h"
 #include "model/model.h"
 #include "protocol/xmalloc.h"
 #include "skills/skills.h"
@@ -77,6 +78,7 @@ agent_free(struct agent *a)
 	agent_review_cancel(a); /* a review/start waiting for git is answered */
 	if (a->turn != NULL)
 		agent_turn_interrupt(a->turn); /* reported as usual */
+	agent_set_mcp(a, NULL); /* the set outlives us: its settling no longer reaches us */
 	/* Now, not from the loop: every process dies, every disk job finishes. */
 	agent_shell_kill_all(a);
 	if ((a->turn != NULL && a->turn->busy) || a->history_state == AGENT_HISTORY_LOADING) {
@@ -412,6 +414,10 @@ agent_advance(struct agent_turn *t)
 		agent_history_load(t->a); /* its completion kicks us again */
 		return;
 	}
+	/* upstream lists the tools once every MCP server started or failed: wait for them */
+	if (t->phase == PHASE_MODEL && t->need_model && t->req == NULL &&
+		mcp_set_starting(t->a->mcp))
+		return; /* a server's settling kicks us again (agent_mcp.c) */
 	if (t->phase == PHASE_MODEL && t->need_model && t->req == NULL) {
 		t->need_model = 0;
 		agent_review_begin(t); /* a review: the reviewer's history from now on */
@@ -535,6 +541,8 @@ agent_turn_start(struct agent *a, const struct agent_turn_opts *o, const struct 
 		json_decref(user);
 		return -1;
 	}
+	/* servers that died since the last turn start again now, as upstream restarts them */
+	mcp_set_turn_begin(a->mcp);
 	agent_collab(a, o->collab_message);
 	if (o->collab_mode != NULL)
 		a->plan_mode = strcmp(o->collab_mode, "plan") == 0;
@@ -657,4 +665,5 @@ agent_resume(struct agent *a)
 	if (a->turn != NULL && a->turn->cmd != NULL && a->turn->cmd->proc != NULL)
 		exec_resume(a->turn->cmd->proc);
 	agent_user_shell_resume(a);
+	mcp_set_resume(a->mcp);
 }

@@ -149,6 +149,12 @@ void agent_approval(struct agent *a, long long token, json_t *result);
 void agent_approval_gone(struct agent *a, long long token);
 /* The output queue drained: resume tool output paused by its congestion. */
 void agent_resume(struct agent *a);
+/*
+ * The thread's MCP servers (mcp/mcp.h; borrowed: the caller frees them after the agent): their
+ * ready servers' tools are offered from the next model request on (agent_mcp.c).
+ */
+struct mcp_set;
+void agent_set_mcp(struct agent *a, struct mcp_set *mcp);
 
 /*
  * review/start's git step (agent/review/review.h): cb runs once, with the merge base or an

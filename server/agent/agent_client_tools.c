@@ -50,7 +50,7 @@ agent_dyn_answer(
 	for (pp = &t->dyn; *pp != c; pp = &(*pp)->next)
 		;
 	*pp = c->next;
-	t->busy = t->dyn != NULL;
+	t->busy = t->dyn != NULL || t->mcp_calls != NULL;
 	if (st == AGENT_ANSWER_RESULT && dynamic_tools_answer(result, &items, &success) != 0)
 		items = json_pack(
 			"[{s:s, s:s}]", "type", "inputText", "text", DYNAMIC_TOOLS_INVALID);

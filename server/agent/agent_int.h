@@ -31,6 +31,8 @@
 
 struct agent_review;
 struct agent_dyn_call;
+struct agent_mcp_call;
+struct mcp_set;
 struct review_git;
 struct model_req;
 struct patch;
@@ -158,6 +160,7 @@ struct agent {
 	int plan_mode; /* the collaboration mode turns last selected is Plan (kept across turns) */
 	struct review_git *review_git; /* review/start's git step (agent_review.c), or NULL */
 	json_t *dynamic_tools;	       /* DynamicToolSpec[] of the thread, or NULL */
+	struct mcp_set *mcp;	       /* the thread's MCP servers (borrowed), or NULL */
 	agent_review_cb review_cb;
 	void *review_arg;
 	struct agent_cmd *user_cmds; /* thread/shellCommand's commands running (user_shell.c) */
@@ -201,11 +204,12 @@ struct agent_turn {
 	void (*on_answer)(struct agent_turn *t, enum approval_reply reply);
 	/* or, for a request whose result is not a decision (agent_ask_client): */
 	void (*on_result)(struct agent_turn *t, const json_t *result, enum agent_answer st);
-	void *pending;		    /* what waits for the answer */
-	struct agent_dyn_call *dyn; /* dynamic calls waiting on the client, newest first */
-	struct agent_cmd *cmd;	    /* the command the current call waits on */
-	struct diff_turn *diffs;    /* the turn's file changes, for turn/diff/updated */
-	struct token_totals last;   /* the last response's usage */
+	void *pending;			  /* what waits for the answer */
+	struct agent_dyn_call *dyn;	  /* dynamic calls waiting on the client, newest first */
+	struct agent_mcp_call *mcp_calls; /* MCP calls waiting on their server, newest first */
+	struct agent_cmd *cmd;		  /* the command the current call waits on */
+	struct diff_turn *diffs;	  /* the turn's file changes, for turn/diff/updated */
+	struct token_totals last;	  /* the last response's usage */
 	/* ENDING */
 	int interrupted, failed, ended;
 	json_t *error;		     /* TurnError of a failed turn */
@@ -283,6 +287,10 @@ int agent_dynamic_answer(
 	struct agent_turn *t, long long token, const json_t *result, enum agent_answer st);
 /* Interrupt or the turn's end: every dynamic call waiting completes, cancelled. */
 void agent_dynamic_abort(struct agent_turn *t);
+/* agent_mcp.c: 1 when the call is an MCP tool's (then it is under way), else 0 */
+int agent_mcp_call(struct agent_turn *t, const json_t *call, const char *call_id);
+/* Interrupt or the turn's end: every MCP call is cancelled and its item completes. */
+void agent_mcp_abort(struct agent_turn *t);
 /* agent_shell.c */
 void agent_shell_call(struct agent_turn *t, json_t *call, const char *name);
 void agent_shell_write_stdin(struct agent_turn *t, json_t *call);

@@ -16,6 +16,7 @@
 
 #include "agent_int.h"
 #include "agent/tools/dynamic_tools.h"
+#include "mcp/mcp_tools.h"
 #include "agent/tools/tool_specs.h"
 #include "io/http.h"
 #include "io/log.h"
@@ -413,6 +414,8 @@ agent_model_request(struct agent_turn *t, char **cause)
 		tools = tool_specs_build(t->o.tools != 0 ? t->o.tools : TOOL_SPECS_DEFAULT, wire);
 		/* The client's tools follow the built-in functions, as upstream orders them. */
 		dynamic_tools_append(tools, t->a->dynamic_tools, wire);
+		/* then each MCP server's (mcp/mcp_tools.h) */
+		mcp_tools_append(tools, t->a->mcp, wire == TOOL_WIRE_CHAT);
 	}
 	if (t->o.effort != NULL || t->o.summary != NULL || !t->compacting) {
 		reasoning = json_object();

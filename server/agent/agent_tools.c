@@ -68,6 +68,7 @@ agent_tools_abort(struct agent_turn *t)
 	long long id = t->approval;
 
 	agent_dynamic_abort(t);
+	agent_mcp_abort(t);
 	if (rfn != NULL) {
 		t->on_result = NULL;
 		t->approval = -1;
@@ -173,6 +174,8 @@ agent_tools_next(struct agent_turn *t)
 		agent_update_plan(t, call, call_id);
 	else if (name != NULL && !custom && strcmp(name, "request_user_input") == 0)
 		agent_user_input_call(t, call, call_id);
+	else if (!custom && agent_mcp_call(t, call, call_id))
+		; /* under way, with the response's next MCP calls */
 	else if (!custom && agent_dynamic_call(t, call, call_id)) {
 		/* The response's next dynamic calls go out at once, as upstream's run in parallel.
 		 */

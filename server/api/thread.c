@@ -18,6 +18,7 @@
 #include "api.h"
 #include "session.h"
 #include "thread.h"
+#include "api/mcp/mcp_api.h"
 #include "api/settings/thread_settings.h"
 #include "turn.h"
 #include "config/config.h"
@@ -370,6 +371,7 @@ thread_start(struct session *s, struct rpc_req *req, json_t *params)
 	rpc_notify(s->rpc, "thread/started", json_pack("{s:o}", "thread", thread));
 	turn_api_thread_opened(s, store_thread_id(t));
 	skills_api_thread_opened(s, t);
+	mcp_api_thread_opened(s, store_thread_id(t), cfg, params);
 out:
 	free(cause);
 	json_decref(policy);
@@ -510,6 +512,7 @@ thread_resume(struct session *s, struct rpc_req *req, json_t *params)
 			store_thread_status(t)));
 	turn_api_thread_opened(s, store_thread_id(t));
 	skills_api_thread_opened(s, t);
+	mcp_api_thread_opened(s, store_thread_id(t), cfg, params);
 	x = xcalloc(1, sizeof *x);
 	x->s = s;
 	x->req = req;
@@ -569,6 +572,7 @@ thread_fork(struct session *s, struct rpc_req *req, json_t *params)
 	rpc_notify(s->rpc, "thread/started", json_pack("{s:o}", "thread", thread));
 	turn_api_thread_opened(s, store_thread_id(t));
 	skills_api_thread_opened(s, t);
+	mcp_api_thread_opened(s, store_thread_id(t), cfg, params);
 out:
 	free(cause);
 	json_decref(policy);

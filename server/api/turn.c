@@ -20,6 +20,7 @@
 #include "agent/tools/tool_specs.h"
 #include "config/config.h"
 #include "io/http.h"
+#include "mcp/mcp.h"
 #include "protocol/xmalloc.h"
 #include "rpc/rpc.h"
 #include "sandbox/sandbox.h"
@@ -49,6 +50,7 @@ turn_thread_free(void *arg)
 	if (tt == NULL)
 		return;
 	agent_free(tt->agent);
+	mcp_set_free(tt->mcp); /* after the agent: its calls ended with its turn */
 	/* a review/start waiting for git is answered first */ /* a running turn is
 								  interrupted and reported
 								  first */

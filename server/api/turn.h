@@ -30,6 +30,7 @@ struct turn_thread {
 	struct store_thread *st;
 	char id[40];
 	struct agent *agent;
+	struct mcp_set *mcp; /* its MCP servers (api/mcp/), or NULL; freed after agent */
 	struct turn_thread *next, *prev; /* the session's list */
 	/* Settings: the thread's, changed by turn/start's overrides for every later turn. */
 	char *cwd, *model, *effort, *summary;

@@ -1,0 +1,186 @@
+/*
+ * MCP tools in a turn: the model's call (namespace mcp__<server> and the tool; the flat name on
+ * the Chat wire) is a tools/call on the thread's set (mcp/mcp.h) in an mcpToolCall item, with
+ * progress; shapes, approval and results as upstream's (agent/tools/mcp_output.h). The calls of
+ * one response go out at once. Kept where upstream breaks it: every started item completes,
+ * an interrupted call as failed, after notifications/cancelled to the server.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent_int.h"
+#include "agent/tools/mcp_output.h"
+#include "agent/tools/tool_output.h"
+#include "mcp/mcp.h"
+#include "mcp/mcp_tools.h"
+#include "protocol/xmalloc.h"
+
+struct agent_mcp_call {
+	struct agent_mcp_call *next;
+	struct agent_turn *t;
+	char *call_id;
+	json_t *item; /* the mcpToolCall item, as started */
+	int64_t started_ms;
+	struct timespec started; /* the wall time the model is told, finer than ms */
+	struct mcp_call *h;	 /* the call on the server, NULL once it ended */
+};
+
+/* A server started or failed: a model request waiting for the servers may go now. */
+static void
+agent_mcp_settled(void *arg)
+{
+	struct agent *a = arg;
+
+	if (a->turn != NULL)
+		agent_kick(a->turn);
+}
+
+void
+agent_set_mcp(struct agent *a, struct mcp_set *mcp)
+{
+	if (a->mcp != NULL)
+		mcp_set_on_settle(a->mcp, NULL, NULL);
+	a->mcp = mcp;
+	if (mcp != NULL)
+		mcp_set_on_settle(mcp, agent_mcp_settled, a);
+}
+
+/* The call's end: the item completes, the model hears the outcome. */
+static void
+agent_mcp_done(void *arg, const json_t *result, const char *error)
+{
+	struct agent_mcp_call *c = arg, **pp;
+	struct agent_turn *t = c->t;
+	json_t *out, *item;
+	struct timespec end;
+
+	for (pp = &t->mcp_calls; *pp != c; pp = &(*pp)->next)
+		;
+	*pp = c->next;
+	t->busy = t->dyn != NULL || t->mcp_calls != NULL;
+	mcp_output_complete(c->item, result, error, agent_now_ms() - c->started_ms);
+	agent_item_complete(t, c->item, c->started_ms);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	out = mcp_output_model(result, error,
+		(double)(end.tv_sec - c->started.tv_sec) +
+			(double)(end.tv_nsec - c->started.tv_nsec) / 1e9);
+	item = json_pack("{s:s, s:s, s:o}", "type", "function_call_output", "call_id", c->call_id,
+		"output", out);
+	agent_record_response(t->a, item);
+	agent_history_add(t->a, item);
+	json_decref(c->item);
+	free(c->call_id);
+	free(c);
+	agent_kick(t);
+}
+
+/* The server's answer: an error is framed as upstream frames it. */
+static void
+agent_mcp_answer(void *arg, const json_t *result, const char *error)
+{
+	char *msg = mcp_output_error(((struct agent_mcp_call *)arg)->item, error);
+
+	agent_mcp_done(arg, result, msg != NULL ? msg : error);
+	free(msg);
+}
+
+/* The server's notifications/progress: item/mcpToolCall/progress with its message. */
+static void
+agent_mcp_progress(void *arg, double progress, const double *total, const char *message)
+{
+	struct agent_mcp_call *c = arg;
+	json_t *p = mcp_output_progress(c->call_id, progress, total, message);
+
+	c->t->sink->delta(c->t->arg, "item/mcpToolCall/progress", p);
+	json_decref(p);
+}
+
+/* Start one call (its item first); 1 when the call is an MCP tool's, else 0. */
+static int
+agent_mcp_start(struct agent_turn *t, const json_t *call, const char *call_id, int chat)
+{
+	const char *name = json_string_value(json_object_get(call, "name"));
+	const char *ns = json_string_value(json_object_get(call, "namespace"));
+	const char *text = json_string_value(json_object_get(call, "arguments"));
+	const json_t *tool = NULL;
+	struct mcp_call_cbs cbs;
+	struct agent_mcp_call *c;
+	const char *why = NULL;
+	json_error_t err;
+	json_t *args, *meta;
+	char *cause = NULL, *msg;
+	int srv;
+
+	/* Responses: the namespace names the server (the flat name is no tool there, as
+	 * upstream); Chat: the flat name alone */
+	if ((!chat && ns == NULL) || (chat && ns != NULL) ||
+		(srv = mcp_tools_find(t->a->mcp, ns, name, &tool)) < 0)
+		return 0;
+	args = json_loads(text != NULL && text[0] != '\0' ? text : "{}", JSON_DECODE_ANY, &err);
+	if (args == NULL) {
+		msg = tool_output_bad_arguments(err.text);
+		agent_tool_output(t, call_id, 0, msg);
+		free(msg);
+		return 1;
+	}
+	c = xcalloc(1, sizeof *c);
+	c->t = t;
+	c->call_id = xstrdup(call_id != NULL ? call_id : "");
+	c->started_ms = agent_now_ms();
+	clock_gettime(CLOCK_MONOTONIC, &c->started);
+	c->item = mcp_output_item(c->call_id, mcp_set_name(t->a->mcp, (size_t)srv), tool, args);
+	agent_item_start(t, c->item, c->started_ms);
+	c->next = t->mcp_calls;
+	t->mcp_calls = c;
+	t->busy = 1;
+	if ((why = mcp_output_approval(
+		     mcp_set_config(t->a->mcp, (size_t)srv), tool, t->o.approval_policy)) != NULL) {
+		json_decref(args);
+		agent_mcp_done(c, NULL, why);
+		return 1;
+	}
+	cbs.progress = agent_mcp_progress;
+	cbs.done = agent_mcp_answer;
+	cbs.arg = c;
+	meta = json_pack("{s:s, s:s, s:s}", "callId", c->call_id, "threadId", t->a->c.thread_id,
+		"sessionId", t->a->c.thread_id);
+	c->h = mcp_call_tool(t->a->mcp, (size_t)srv,
+		json_string_value(json_object_get(tool, "name")), args, meta, &cbs, &cause);
+	json_decref(meta);
+	json_decref(args);
+	if (c->h == NULL)
+		agent_mcp_answer(c, NULL, cause);
+	free(cause);
+	return 1;
+}
+
+int
+agent_mcp_call(struct agent_turn *t, const json_t *call, const char *call_id)
+{
+	int chat = t->provider->wire == MODEL_WIRE_CHAT;
+	const json_t *nc;
+
+	if (t->a->mcp == NULL || !agent_mcp_start(t, call, call_id, chat))
+		return 0;
+	/* The response's next MCP calls go out at once, as upstream's run in parallel. */
+	while ((nc = json_array_get(t->calls, t->next)) != NULL &&
+		strcmp(json_string_value(json_object_get(nc, "type")) ?: "", "function_call") ==
+			0 &&
+		agent_mcp_start(t, nc, json_string_value(json_object_get(nc, "call_id")), chat))
+		t->next++;
+	return 1;
+}
+
+void
+agent_mcp_abort(struct agent_turn *t)
+{
+	struct agent_mcp_call *c;
+
+	/* Oldest first: the items complete in the order they started. */
+	while (t->mcp_calls != NULL) {
+		for (c = t->mcp_calls; c->next != NULL; c = c->next)
+			;
+		mcp_call_cancel(c->h); /* its done runs now: the item completes, failed */
+	}
+}

@@ -1,0 +1,116 @@
+/*
+ * The MCP client (engine): a thread's MCP servers, each a child speaking newline-delimited
+ * JSON-RPC 2.0 on its stdio, on the loop. It knows nothing of the app-server protocol: its
+ * owner (api/mcp/) is told of each server's start-up through a callback, the agent lists the
+ * tools and calls them.
+ *
+ * Rules:
+ *  - Nothing blocks the loop: the servers start in parallel (mcp_set_start returns at once),
+ *    a server that does not finish its start-up within startup_timeout_sec fails, a call not
+ *    answered within tool_timeout_sec fails; every callback runs from the loop.
+ *  - Every call ends exactly once (its `done`), also when the server dies, the call is
+ *    cancelled (notifications/cancelled is sent) or the set is freed.
+ *  - A server is a child in its own session and process group (and cgroup where the machine
+ *    has them), killed with the set; its stderr goes to our log, never to our stdout.
+ *  - A server that died is reported (status failed) and started again by mcp_set_turn_begin,
+ *    as upstream restarts it at the next turn.
+ */
+#ifndef MCP_H
+#define MCP_H
+
+#include <stdint.h>
+
+#include <ev.h>
+#include <jansson.h>
+
+struct outq;
+struct mcp_set;
+struct mcp_call;
+
+#define MCP_PROTOCOL_VERSION "2025-06-18" /* what upstream 0.169 asks for (recorded) */
+#define MCP_STARTUP_TIMEOUT  10.0	  /* seconds: upstream's startup_timeout_sec default */
+#define MCP_TOOL_TIMEOUT     60.0	  /* seconds: upstream's tool_timeout_sec default */
+#define MCP_LINE_MAX	     (64u << 20)  /* one message from a server, at most */
+
+enum mcp_state {
+	MCP_STARTING,
+	MCP_READY,
+	MCP_FAILED,
+	MCP_CANCELLED,
+};
+
+/* The wire name of a state ("starting", "ready", "failed", "cancelled"). */
+const char *mcp_state_name(enum mcp_state st);
+
+/*
+ * Check and normalise [mcp_servers] (a table of tables, borrowed) the way upstream reads it:
+ * 0 with *out (new reference: {name: {command, args, env, env_vars, cwd, url, ...}} with the
+ * defaults applied, disabled servers kept with enabled false), or -1 with *cause naming the
+ * server and the key.
+ */
+int mcp_config_parse(const json_t *servers, json_t **out, char **cause);
+
+/* What the set's owner hears: a server's start-up state changed (error: why it failed). */
+typedef void (*mcp_status_cb)(void *arg, const char *server, enum mcp_state st, const char *error);
+
+struct mcp_set_opts {
+	struct ev_loop *loop;
+	struct outq *q;	 /* its congestion pauses reading the servers (mcp_set_resume) */
+	const char *cwd; /* a server's cwd when its config names none (NULL: ours) */
+	mcp_status_cb status;
+	void *arg;
+};
+
+/* A set of servers from mcp_config_parse's output (borrowed); none started yet. */
+struct mcp_set *mcp_set_new(const struct mcp_set_opts *o, const json_t *servers);
+/* Kill every server and end every call (their `done` runs, with an error). */
+void mcp_set_free(struct mcp_set *s);
+/* Start every enabled server, in parallel; returns at once. */
+void mcp_set_start(struct mcp_set *s);
+/* A turn begins: servers that died since are started again. */
+void mcp_set_turn_begin(struct mcp_set *s);
+/* The output queue drained: resume reading servers paused by its congestion. */
+void mcp_set_resume(struct mcp_set *s);
+
+/*
+ * Whether a server is still starting (or listing its tools again after tools/list_changed): a
+ * turn's model request waits for them, as upstream's tools are listed only once every server
+ * started or failed. fn(arg) runs each time one of them is ready, failed or listed (one
+ * listener; NULL to stop).
+ */
+int mcp_set_starting(const struct mcp_set *s);
+void mcp_set_on_settle(struct mcp_set *s, void (*fn)(void *arg), void *arg);
+/* How many servers the set has, and the i-th one's name (config order: sorted by name). */
+size_t mcp_set_count(const struct mcp_set *s);
+const char *mcp_set_name(const struct mcp_set *s, size_t i);
+enum mcp_state mcp_set_state(const struct mcp_set *s, size_t i);
+/* A ready server's tools (Tool[] as listed, enabled_tools/disabled_tools applied; borrowed). */
+const json_t *mcp_set_tools(const struct mcp_set *s, size_t i);
+/* Its initialize result's instructions (borrowed), or NULL. */
+const char *mcp_set_instructions(const struct mcp_set *s, size_t i);
+/* Its initialize result (serverInfo, capabilities...; borrowed), or NULL. */
+const json_t *mcp_set_server_info(const struct mcp_set *s, size_t i);
+/* Its configuration (mcp_config_parse's entry; borrowed). */
+const json_t *mcp_set_config(const struct mcp_set *s, size_t i);
+/* The server's index by name, or -1. */
+int mcp_set_find(const struct mcp_set *s, const char *name);
+
+/* How a call is told of progress (message may be NULL) and of its end. */
+struct mcp_call_cbs {
+	void (*progress)(void *arg, double progress, const double *total, const char *message);
+	/* result: CallToolResult (borrowed) or NULL with error (a message). Runs once, last. */
+	void (*done)(void *arg, const json_t *result, const char *error);
+	void *arg;
+};
+
+/*
+ * tools/call `tool` of server i with arguments (borrowed, an object or NULL) and _meta
+ * (borrowed, merged into the request's _meta with a progressToken; may be NULL). NULL when the
+ * server is not ready: *cause says why. The handle is valid until done ran.
+ */
+struct mcp_call *mcp_call_tool(struct mcp_set *s, size_t i, const char *tool, const json_t *args,
+	const json_t *meta, const struct mcp_call_cbs *cbs, char **cause);
+/* Cancel: notifications/cancelled to the server, then done (error "cancelled") at once. */
+void mcp_call_cancel(struct mcp_call *c);
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * tools/call on a ready server: the request carries a progressToken (the request's id), the
+ * server's notifications/progress for it reach the caller, tool_timeout_sec bounds the wait.
+ * Rule: `done` runs exactly once per call, last; after it the handle is gone.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp_int.h"
+#include "protocol/xmalloc.h"
+
+static void mcp_call_timeout_cb(struct ev_loop *, ev_timer *, int);
+
+/* Unlink a call from its server's list. */
+static void
+mcp_call_unlink(struct mcp_call *c)
+{
+	struct mcp_call **pp;
+
+	for (pp = &c->sv->calls; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	ev_timer_stop(c->sv->set->o.loop, &c->timeout);
+}
+
+void
+mcp_call_finish(struct mcp_call *c, const json_t *result, const char *error)
+{
+	struct mcp_call_cbs cbs = c->cbs;
+
+	mcp_call_unlink(c);
+	free(c);
+	if (error == NULL && !json_is_object(result))
+		error = "the MCP server's answer had no result";
+	cbs.done(cbs.arg, error == NULL ? result : NULL, error);
+}
+
+struct mcp_call *
+mcp_call_tool(struct mcp_set *s, size_t i, const char *tool, const json_t *args, const json_t *meta,
+	const struct mcp_call_cbs *cbs, char **cause)
+{
+	struct mcp_server *sv = &s->sv[i];
+	struct mcp_call *c;
+	json_t *params, *m;
+
+	if (sv->state != MCP_READY) {
+		*cause = xasprintf(
+			"MCP server `%s` is not ready (%s)", sv->name, mcp_state_name(sv->state));
+		return NULL;
+	}
+	c = xcalloc(1, sizeof *c);
+	c->sv = sv;
+	c->cbs = *cbs;
+	c->id = sv->next_id; /* the id mcp_conn_request gives it */
+	m = json_is_object(meta) ? json_deep_copy(meta) : json_object();
+	json_object_set_new(m, "progressToken", json_integer(c->id));
+	params = json_pack("{s:o, s:s, s:O}", "_meta", m, "name", tool, "arguments",
+		json_is_object(args) ? args : json_object());
+	if (!json_is_object(args))
+		json_object_set_new(params, "arguments", json_object());
+	if (mcp_conn_request(sv, "tools/call", params, NULL, c, &c->id, cause) != 0) {
+		free(c);
+		return NULL;
+	}
+	c->next = sv->calls;
+	sv->calls = c;
+	ev_timer_init(&c->timeout, mcp_call_timeout_cb, sv->tool_timeout, 0.);
+	ev_timer_start(s->o.loop, &c->timeout);
+	return c;
+}
+
+/* notifications/cancelled, then the call ends now. */
+static void
+mcp_call_abandon(struct mcp_call *c, const char *reason, const char *error)
+{
+	struct mcp_server *sv = c->sv;
+
+	mcp_conn_forget(sv, c->id);
+	mcp_conn_notify(sv, "notifications/cancelled",
+		json_pack("{s:I, s:s}", "requestId", (json_int_t)c->id, "reason", reason));
+	mcp_call_finish(c, NULL, error);
+}
+
+void
+mcp_call_cancel(struct mcp_call *c)
+{
+	mcp_call_abandon(c, "cancelled", "cancelled");
+}
+
+static void
+mcp_call_timeout_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct mcp_call *c = container_of(w, struct mcp_call, timeout);
+	char *why = xasprintf("timed out awaiting tools/call after %gs", c->sv->tool_timeout);
+
+	(void)loop;
+	(void)revents;
+	mcp_call_abandon(c, "timed out", why);
+	free(why);
+}
+
+void
+mcp_call_progress(struct mcp_server *sv, const json_t *params)
+{
+	const json_t *tok = json_object_get(params, "progressToken");
+	const json_t *total = json_object_get(params, "total");
+	double t;
+	struct mcp_call *c;
+
+	if (!json_is_integer(tok))
+		return;
+	for (c = sv->calls; c != NULL && c->id != json_integer_value(tok); c = c->next)
+		;
+	if (c == NULL || c->cbs.progress == NULL)
+		return;
+	t = json_number_value(total);
+	c->cbs.progress(c->cbs.arg, json_number_value(json_object_get(params, "progress")),
+		json_is_number(total) ? &t : NULL,
+		json_string_value(json_object_get(params, "message")));
+}
+
+void
+mcp_call_fail_all(struct mcp_server *sv, const char *error)
+{
+	struct mcp_call *c;
+
+	while ((c = sv->calls) != NULL) {
+		mcp_conn_forget(sv, c->id);
+		mcp_call_finish(c, NULL, error);
+	}
+}

@@ -1,0 +1,87 @@
+/*
+ * What the MCP client's files share: mcp_set.c (a thread's servers, their start-up and
+ * restart), mcp_conn.c (one server's JSON-RPC over its stdio: requests, answers, its own
+ * requests and notifications), mcp_call.c (tools/call, progress, cancel, timeouts).
+ */
+#ifndef MCP_INT_H
+#define MCP_INT_H
+
+#include <stddef.h>
+
+#include "mcp.h"
+
+struct exec_proc;
+struct linebuf;
+struct mcp_server;
+
+#define MCP_LIST_PAGES	1000 /* tools/list pages followed, at most */
+#define MCP_STDERR_LINE 4096
+
+/* What an answered request goes on with (mcp_conn_request's callback). */
+typedef void (*mcp_answer_fn)(struct mcp_server *sv, json_t *result, const char *error);
+
+/* A request sent and not answered yet. */
+struct mcp_req {
+	struct mcp_req *next;
+	long long id;
+	mcp_answer_fn fn; /* or, for tools/call: */
+	struct mcp_call *call;
+};
+
+struct mcp_call {
+	struct mcp_call *next;
+	struct mcp_server *sv;
+	long long id; /* the request's id, also its progressToken */
+	struct mcp_call_cbs cbs;
+	ev_timer timeout;
+};
+
+struct mcp_server {
+	struct mcp_set *set;
+	char *name;
+	json_t *cfg; /* mcp_config_parse's entry (borrowed from the set) */
+	enum mcp_state state;
+	int died;    /* it exited after being ready: started again at the next turn */
+	int listing; /* a tools/list is under way (its pages) */
+	int relist;  /* tools/list_changed came during one: list again after it */
+	struct exec_proc *proc;
+	struct linebuf *out, *err;
+	long long next_id;
+	struct mcp_req *reqs;
+	struct mcp_call *calls;
+	json_t *init;  /* the initialize result */
+	json_t *tools; /* Tool[] in effect (filtered) */
+	json_t *acc;   /* pages of the listing under way */
+	int pages;
+	ev_timer startup;
+	double tool_timeout;
+};
+
+struct mcp_set {
+	struct mcp_set_opts o;
+	char *cwd;
+	struct mcp_server *sv;
+	size_t n;
+	void (*settle)(void *arg); /* mcp_set_on_settle's listener */
+	void *settle_arg;
+};
+
+/* mcp_conn.c */
+int mcp_conn_spawn(struct mcp_server *sv, char **cause);
+/* Send a request; fn (or the call) hears the answer. 0, or -1 with *cause. */
+int mcp_conn_request(struct mcp_server *sv, const char *method, json_t *params, mcp_answer_fn fn,
+	struct mcp_call *call, long long *id, char **cause);
+int mcp_conn_notify(struct mcp_server *sv, const char *method, json_t *params);
+/* Forget a pending request without an answer (a call cancelled or timed out). */
+void mcp_conn_forget(struct mcp_server *sv, long long id);
+/* Kill the server; every pending request and call fails with error. */
+void mcp_conn_kill(struct mcp_server *sv, const char *error);
+/* mcp_set.c */
+void mcp_server_failed(struct mcp_server *sv, const char *error);
+void mcp_server_list_tools(struct mcp_server *sv);
+/* mcp_call.c */
+void mcp_call_finish(struct mcp_call *c, const json_t *result, const char *error);
+void mcp_call_progress(struct mcp_server *sv, const json_t *params);
+void mcp_call_fail_all(struct mcp_server *sv, const char *error);
+
+#endif

@@ -1,0 +1,738 @@
+/*
+ * MCP servers end to end: the real binary, the mock model and our own MCP server
+ * (tests/fixtures/mcp/mcp_server.py, stdlib Python). What upstream 0.169 did with the same
+ * server and scripts is recorded in tests/fixtures/mcp/upstream/ (record.py; upstream is not
+ * needed here): the tools the model is offered, the mcpToolCall items, what the model gets back.
+ * Beyond upstream's recordings: progress notifications, an interrupt completing the item after
+ * notifications/cancelled, a server dying mid-call and restarted at the next turn, one hanging
+ * at start (thread/start answered at once, the server failed after startup_timeout_sec), a
+ * 50 MB result, tools/list_changed, 500 tools over pages, tool_timeout_sec, the servers of
+ * thread/start's `config`.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/wait.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "tests/helpers/skip_note.h"
+#include "protocol/xmalloc.h"
+#include "turn_util.h"
+
+#define FIXTURES "tests/fixtures/mcp/upstream/"
+#define SERVER	 "tests/fixtures/mcp/mcp_server.py"
+
+/* A call of the model: a raw item, since the mock's shorthand has no namespace. */
+#define CALL(id, name, args)                                                                       \
+	"{`type`:`response.output_item.done`,`item`:{`type`:`function_call`,`call_id`:`" id        \
+	"`,`name`:`" name "`,`namespace`:`mcp__test`,`arguments`:`" args "`}}"
+#define MSG(n)                                                                                     \
+	"{`events`:[{`ev`:`created`,`id`:`resp-" n "`},{`ev`:`message`,`id`:`m" n                  \
+	"`,`text`:`done`},{`ev`:`completed`,`id`:`resp-" n "`}]}"
+#define RESP(n, calls)                                                                             \
+	"{`events`:[{`ev`:`created`,`id`:`resp-" n "`}," calls ",{`ev`:`completed`,`id`:`resp-" n  \
+	"`}]}"
+#define SCRIPT(calls) "{`responses`:[" RESP("0", calls) "," MSG("1") "],`repeat`:true}"
+
+/* A fixture whose config.toml has [mcp_servers.test] with args (TOML array items) and extra. */
+static void
+mcp_start(struct tt *f, const char *script, const char *args, const char *extra)
+{
+	struct tt_opts o = {0};
+	char path[PATH_MAX], *cfg, *s = tt_script(script);
+
+	assert_non_null(realpath(SERVER, path));
+	cfg = xasprintf("[mcp_servers.test]\ncommand = \"python3\"\nargs = [\"%s\"%s%s]\n%s\n",
+		path, args != NULL ? ", " : "", args != NULL ? args : "",
+		extra != NULL ? extra : "");
+	o.script = s;
+	o.config_extra = cfg;
+	tt_start(f, &o);
+	free(cfg);
+	free(s);
+}
+
+/* The next mcpServer/startupStatus/updated's params (new reference). */
+static json_t *
+mcp_status(struct tt *f, int timeout_ms)
+{
+	json_t *m = asc_wait_notification(f->c, "mcpServer/startupStatus/updated", timeout_ms), *p;
+
+	assert_non_null(m);
+	p = json_incref(json_object_get(m, "params"));
+	json_decref(m);
+	return p;
+}
+
+/* Wait for `starting` then `ready`. */
+static void
+mcp_ready(struct tt *f)
+{
+	json_t *p = mcp_status(f, asc_timeout(5000));
+
+	assert_string_equal(json_string_value(json_object_get(p, "status")), "starting");
+	assert_string_equal(json_string_value(json_object_get(p, "threadId")), f->thread_id);
+	assert_string_equal(json_string_value(json_object_get(p, "name")), "test");
+	json_decref(p);
+	p = mcp_status(f, asc_timeout(10000));
+	assert_string_equal(json_string_value(json_object_get(p, "status")), "ready");
+	json_decref(p);
+}
+
+/* A fixture file (new reference). */
+static json_t *
+mcp_fixture(const char *name)
+{
+	char *path = xasprintf(FIXTURES "%s.json", name);
+	json_t *v = json_load_file(path, 0, NULL);
+
+	assert_non_null(v);
+	free(path);
+	return v;
+}
+
+/* The tool named `name` of a request body (borrowed), or NULL. */
+static json_t *
+mcp_body_tool(const json_t *body, const char *name)
+{
+	json_t *t;
+	size_t i;
+
+	json_array_foreach(json_object_get(body, "tools"), i,
+		t) if (strcmp(json_string_value(json_object_get(t, "name")) ?: "", name) ==
+		0) return t;
+	return NULL;
+}
+
+static void
+mcp_equal(const char *what, const json_t *want, const json_t *got)
+{
+	char *w, *g;
+
+	if (json_equal((json_t *)want, (json_t *)got))
+		return;
+	w = json_dumps(want, JSON_SORT_KEYS);
+	g = json_dumps(got, JSON_SORT_KEYS);
+	fprintf(stderr, "%s differs\n want: %.3000s\n  got: %.3000s\n", what, w, g);
+	free(w);
+	free(g);
+	fail();
+}
+
+/* An item without its times; a function_call_output without id and with a fixed wall time. */
+static json_t *
+mcp_norm_item(const json_t *it)
+{
+	json_t *c = json_deep_copy(it);
+
+	json_object_del(c, "startedAtMs");
+	json_object_del(c, "completedAtMs");
+	json_object_del(c, "durationMs");
+	return c;
+}
+
+static void
+mcp_norm_text(json_t *s)
+{
+	const char *t = json_string_value(s), *o;
+
+	if (t != NULL && strncmp(t, "Wall time: ", 11) == 0 && (o = strstr(t, "Output:")) != NULL) {
+		char *n = xasprintf("Wall time: W seconds\n%s", o);
+
+		json_string_set(s, n);
+		free(n);
+	}
+}
+
+static json_t *
+mcp_norm_output(const json_t *out)
+{
+	json_t *c = json_deep_copy(out), *o = json_object_get(c, "output"), *p;
+	size_t i;
+
+	json_object_del(c, "id");
+	mcp_norm_text(o);
+	json_array_foreach(o, i, p) mcp_norm_text(json_object_get(p, "text"));
+	return c;
+}
+
+/* The mcpToolCall items completed in a turn, by call id order of the fixture. */
+static void
+mcp_compare_items(const json_t *msgs, const json_t *want)
+{
+	json_t *w, *g, *n1, *n2;
+	size_t i, j;
+
+	json_array_foreach(json_object_get(want, "items"), i, w)
+	{
+		for (j = 0; (g = tt_item(msgs, "mcpToolCall", j)) != NULL; j++)
+			if (json_equal(json_object_get(g, "id"), json_object_get(w, "id")))
+				break;
+		assert_non_null(g);
+		n1 = mcp_norm_item(w);
+		n2 = mcp_norm_item(g);
+		mcp_equal("the mcpToolCall item", n1, n2);
+		json_decref(n1);
+		json_decref(n2);
+	}
+}
+
+/* What the model got back for each call, against the fixture's outputs. */
+static void
+mcp_compare_outputs(const json_t *body, const json_t *want)
+{
+	json_t *w, *it, *n1, *n2;
+	size_t i, j;
+
+	json_array_foreach(json_object_get(want, "outputs"), i, w)
+	{
+		n1 = mcp_norm_output(w);
+		n2 = NULL;
+		json_array_foreach(json_object_get(body, "input"), j,
+			it) if (json_equal(json_object_get(it, "call_id"),
+					json_object_get(w, "call_id")) &&
+			strcmp(json_string_value(json_object_get(it, "type")) ?: "",
+				"function_call_output") == 0) n2 = mcp_norm_output(it);
+		assert_non_null(n2);
+		mcp_equal("the function_call_output", n1, n2);
+		json_decref(n1);
+		json_decref(n2);
+	}
+}
+
+/* One recorded scenario: the same items and outputs as upstream's; the tools as offered. */
+static void
+mcp_scenario(const char *name, const char *script)
+{
+	struct tt f;
+	json_t *msgs, *recs, *want = mcp_fixture(name), *t;
+	size_t i;
+
+	mcp_start(&f, script, NULL, NULL);
+	mcp_ready(&f);
+	msgs = tt_turn(&f, "hi", NULL, NULL, NULL);
+	recs = mm_records(&f.mm);
+	assert_int_equal(json_array_size(recs), 2);
+	json_array_foreach(json_object_get(want, "tools"), i,
+		t) if (strcmp(json_string_value(json_object_get(t, "name")) ?: "", "mcp__test") ==
+		0) mcp_equal("the MCP namespace tool offered", t,
+		mcp_body_tool(tt_request_body(recs, 0), "mcp__test"));
+	mcp_compare_items(msgs, want);
+	mcp_compare_outputs(tt_request_body(recs, 1), want);
+	json_decref(recs);
+	json_decref(msgs);
+	json_decref(want);
+	tt_stop(&f);
+}
+
+static void
+test_echo_as_upstream(void **state)
+{
+	(void)state;
+	mcp_scenario("echo", SCRIPT(CALL("call-1", "echo", "{\\`text\\`:\\`hi\\`}")));
+}
+
+static void
+test_content_kinds_as_upstream(void **state)
+{
+	(void)state;
+	mcp_scenario("image",
+		SCRIPT(CALL("call-1", "image", "{}") "," CALL(
+			"call-2", "structured", "{}") "," CALL("call-3", "fail", "{}")));
+}
+
+static void
+test_approval_never_as_upstream(void **state)
+{
+	(void)state;
+	mcp_scenario("write", SCRIPT(CALL("call-1", "write", "{}")));
+}
+
+static void
+test_die_as_upstream_then_restart(void **state)
+{
+	struct tt f;
+	json_t *msgs, *it, *p;
+	const char *err;
+
+	(void)state;
+	mcp_start(&f,
+		"{`responses`:[" RESP("0", CALL("call-1", "die", "{}")) "," MSG("1") "," RESP(
+			"2", CALL("call-2", "echo", "{\\`text\\`:\\`back\\`}")) "," MSG("3") "]}",
+		NULL, NULL);
+	mcp_ready(&f);
+	msgs = tt_turn(&f, "hi", NULL, NULL, NULL);
+	it = tt_item(msgs, "mcpToolCall", 0);
+	assert_string_equal(json_string_value(json_object_get(it, "status")), "failed");
+	assert_true(json_is_null(json_object_get(it, "result")));
+	err = json_string_value(json_object_get(json_object_get(it, "error"), "message"));
+	assert_non_null(err);
+	/* upstream's frame, recorded (its cause: "Transport closed" and a backtrace) */
+	assert_memory_equal(
+		err, "tool call error: tool call failed for `test/die`\n\nCaused by:\n    ", 63);
+	assert_non_null(strstr(err, "exited"));
+	/* reported failed, then started again with the next turn */
+	p = json_object_get(tt_find(msgs, "mcpServer/startupStatus/updated", 0), "params");
+	assert_non_null(p);
+	assert_string_equal(json_string_value(json_object_get(p, "status")), "failed");
+	json_decref(msgs);
+	msgs = tt_turn(&f, "again", NULL, NULL, NULL);
+	assert_int_equal(tt_count(msgs, "mcpServer/startupStatus/updated"), 2);
+	it = tt_item(msgs, "mcpToolCall", 0);
+	assert_string_equal(json_string_value(json_object_get(it, "status")), "completed");
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_array_get(
+				json_object_get(json_object_get(it, "result"), "content"), 0),
+			"text")),
+		"echo: back");
+	json_decref(msgs);
+	tt_stop(&f);
+}
+
+static void
+test_progress(void **state)
+{
+	struct tt f;
+	json_t *msgs, *m;
+
+	(void)state;
+	mcp_start(&f, SCRIPT(CALL("call-1", "progress", "{\\`steps\\`:3}")), NULL, NULL);
+	mcp_ready(&f);
+	msgs = tt_turn(&f, "hi", NULL, NULL, NULL);
+	assert_int_equal(tt_count(msgs, "item/mcpToolCall/progress"), 3);
+	m = json_object_get(tt_find(msgs, "item/mcpToolCall/progress", 1), "params");
+	assert_string_equal(json_string_value(json_object_get(m, "message")), "step 2 of 3");
+	assert_string_equal(json_string_value(json_object_get(m, "itemId")), "call-1");
+	assert_true(tt_index(msgs, "item/mcpToolCall/progress") > tt_index(msgs, "item/started"));
+	assert_string_equal(
+		json_string_value(json_object_get(tt_item(msgs, "mcpToolCall", 0), "status")),
+		"completed");
+	json_decref(msgs);
+	tt_stop(&f);
+}
+
+/* A scratch folder for the server's log (heap); removed by mcp_log_done. */
+static char *
+mcp_log_dir(void)
+{
+	char *dir = xasprintf("%s/mcplog.XXXXXX", getenv("TMPDIR") ?: "/tmp");
+
+	assert_non_null(mkdtemp(dir));
+	return dir;
+}
+
+/* Every message the MCP server received (heap text). */
+static char *
+mcp_log(const char *dir)
+{
+	char *p = xasprintf("%s/mcp.log", dir), *t = tt_read(p);
+
+	free(p);
+	return t != NULL ? t : xstrdup("");
+}
+
+static void
+mcp_log_done(char *dir)
+{
+	char *p = xasprintf("%s/mcp.log", dir);
+
+	unlink(p);
+	rmdir(dir);
+	free(p);
+	free(dir);
+}
+
+/* The type of a message's params.item, or "". */
+static const char *
+mcp_msg_item_type(const json_t *m)
+{
+	return json_string_value(json_object_get(
+		       json_object_get(json_object_get(m, "params"), "item"), "type"))
+		?: "";
+}
+
+static void
+test_interrupt_cancels_and_completes(void **state)
+{
+	struct tt f;
+	json_t *m, *it = NULL;
+	const char *method;
+	char *dir = mcp_log_dir(), *args = xasprintf("\"--log\", \"%s/mcp.log\"", dir), *log;
+	int done = 0, interrupted = 0;
+	long long t0;
+
+	(void)state;
+	mcp_start(&f, SCRIPT(CALL("call-1", "slow", "{\\`seconds\\`:30}")), args, NULL);
+	mcp_ready(&f);
+	asc_request(f.c, "turn/start",
+		json_pack("{s:s, s:o}", "threadId", f.thread_id, "input", tt_text("hi")));
+	t0 = asc_now_ms();
+	while (!done && asc_now_ms() - t0 < asc_timeout(20000)) {
+		if ((m = asc_next(f.c, 200)) == NULL)
+			continue;
+		method = json_string_value(json_object_get(m, "method")) ?: "";
+		if (strcmp(method, "item/started") == 0 &&
+			strcmp(mcp_msg_item_type(m), "mcpToolCall") == 0) {
+			asc_request(f.c, "turn/interrupt",
+				json_pack("{s:s, s:O}", "threadId", f.thread_id, "turnId",
+					json_object_get(json_object_get(m, "params"), "turnId")));
+			interrupted = 1;
+		} else if (strcmp(method, "item/completed") == 0 &&
+			strcmp(mcp_msg_item_type(m), "mcpToolCall") == 0)
+			it = json_incref(json_object_get(json_object_get(m, "params"), "item"));
+		else if (strcmp(method, "turn/completed") == 0) {
+			assert_string_equal(
+				json_string_value(json_object_get(
+					json_object_get(json_object_get(m, "params"), "turn"),
+					"status")),
+				"interrupted");
+			done = 1;
+		}
+		json_decref(m);
+	}
+	assert_true(interrupted);
+	assert_true(done);
+	/* upstream leaves the item started; here it completes, before turn/completed */
+	assert_non_null(it);
+	assert_string_equal(json_string_value(json_object_get(it, "status")), "failed");
+	json_decref(it);
+	/* the server heard notifications/cancelled for the call's request */
+	for (t0 = asc_now_ms(), done = 0; !done && asc_now_ms() - t0 < 3000;) {
+		log = mcp_log(dir);
+		done = strstr(log, "notifications/cancelled") != NULL;
+		free(log);
+		if (!done)
+			usleep(50000);
+	}
+	log = mcp_log(dir);
+	assert_non_null(strstr(log, "\"method\":\"notifications/cancelled\""));
+	/* upstream's initialize, recorded */
+	assert_non_null(strstr(log, "\"protocolVersion\":\"2025-06-18\""));
+	assert_non_null(strstr(log, "\"name\":\"codex-mcp-client\""));
+	assert_non_null(
+		strstr(log, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"));
+	free(log);
+	free(args);
+	tt_stop(&f);
+	mcp_log_done(dir);
+}
+
+/* A server that never answers initialize: thread/start is not held, the server fails in time. */
+static void
+test_hang_at_start_times_out(void **state)
+{
+	struct tt f;
+	json_t *p, *msgs, *recs;
+	long long t0 = asc_now_ms();
+
+	(void)state;
+	mcp_start(&f, "{`responses`:[" MSG("0") "],`repeat`:true}", "\"--hang-start\"",
+		"startup_timeout_sec = 1");
+	/* tt_start returned with the thread started: long before the server's timeout */
+	assert_true(asc_now_ms() - t0 < 900 || asc_sanitized());
+	p = mcp_status(&f, asc_timeout(5000));
+	assert_string_equal(json_string_value(json_object_get(p, "status")), "starting");
+	json_decref(p);
+	p = mcp_status(&f, asc_timeout(5000));
+	assert_string_equal(json_string_value(json_object_get(p, "status")), "failed");
+	assert_non_null(strstr(json_string_value(json_object_get(p, "error")),
+		"MCP client for `test` timed out after 1 seconds"));
+	assert_true(asc_now_ms() - t0 >= 1000);
+	json_decref(p);
+	/* the turn runs without its tools */
+	msgs = tt_turn(&f, "hi", NULL, NULL, NULL);
+	recs = mm_records(&f.mm);
+	assert_null(mcp_body_tool(tt_request_body(recs, 0), "mcp__test"));
+	json_decref(recs);
+	json_decref(msgs);
+	tt_stop(&f);
+}
+
+/* 50 MB of result: read, cut for the model and the item, nothing crashes or stalls. */
+static void
+test_big_result(void **state)
+{
+	struct tt f;
+	json_t *msgs, *recs, *it, *out;
+	const char *text;
+	long long t0;
+
+	(void)state;
+	mcp_start(&f, SCRIPT(CALL("call-1", "big", "{\\`mb\\`:50}")), NULL, NULL);
+	mcp_ready(&f);
+	t0 = asc_now_ms();
+	msgs = tt_turn(&f, "hi", NULL, NULL, NULL);
+	fprintf(stderr, "50 MB result: turn in %lld ms\n", asc_now_ms() - t0);
+	it = tt_item(msgs, "mcpToolCall", 0);
+	assert_string_equal(json_string_value(json_object_get(it, "status")), "completed");
+	text = json_string_value(json_object_get(
+		json_array_get(json_object_get(json_object_get(it, "result"), "content"), 0),
+		"text"));
+	assert_non_null(text);
+	assert_int_equal(strlen(text), 1048516); /* upstream's item, recorded with 1 MiB */
+	assert_memory_equal(text, "Truncated tool output:\nxxx", 26);
+	recs = mm_records(&f.mm);
+	out = NULL;
+	{
+		json_t *in = json_object_get(tt_request_body(recs, 1), "input"), *x;
+		size_t i;
+
+		json_array_foreach(
+			in, i, x) if (strcmp(json_string_value(json_object_get(x, "type")) ?: "",
+					      "function_call_output") == 0) out =
+			json_object_get(x, "output");
+	}
+	assert_non_null(out);
+	text = json_string_value(json_object_get(json_array_get(out, 1), "text"));
+	assert_non_null(text);
+	/* upstream's cut of a big text: 5982 bytes each side of the marker */
+	assert_non_null(strstr(text, " tokens truncated…"));
+	assert_true(strlen(text) < 12100);
+	assert_int_equal(strspn(text, "x"), 5982);
+	json_decref(recs);
+	json_decref(msgs);
+	/* the daemon still answers at once */
+	json_decref(tt_call(&f, "thread/loaded/list", json_object()));
+	tt_stop(&f);
+}
+
+/* tools/list_changed: the next model request offers the new list, the new tool works. */
+static void
+test_list_changed(void **state)
+{
+	struct tt f;
+	json_t *msgs, *recs, *ns, *t;
+	size_t i;
+	int found = 0;
+
+	(void)state;
+	mcp_start(&f,
+		"{`responses`:[" RESP("0", CALL("call-1", "change", "{}")) "," RESP(
+			"1", CALL("call-2", "added", "{\\`text\\`:\\`new\\`}")) "," MSG("2") "]}",
+		NULL, NULL);
+	mcp_ready(&f);
+	msgs = tt_turn(&f, "hi", NULL, NULL, NULL);
+	assert_string_equal(
+		json_string_value(json_object_get(tt_item(msgs, "mcpToolCall", 1), "status")),
+		"completed");
+	recs = mm_records(&f.mm);
+	assert_null(NULL);
+	ns = mcp_body_tool(tt_request_body(recs, 2), "mcp__test");
+	json_array_foreach(json_object_get(ns, "tools"), i, t) found |=
+		strcmp(json_string_value(json_object_get(t, "name")), "added") == 0;
+	assert_true(found);
+	json_decref(recs);
+	json_decref(msgs);
+	tt_stop(&f);
+}
+
+/* 500 more tools over pages of 50: every one offered, sorted by name. */
+static void
+test_500_tools_paged(void **state)
+{
+	struct tt f;
+	json_t *msgs, *recs, *ns;
+
+	(void)state;
+	mcp_start(&f, "{`responses`:[" MSG("0") "],`repeat`:true}", "\"--tools\", \"500\"", NULL);
+	mcp_ready(&f);
+	msgs = tt_turn(&f, "hi", NULL, NULL, NULL);
+	recs = mm_records(&f.mm);
+	ns = mcp_body_tool(tt_request_body(recs, 0), "mcp__test");
+	assert_int_equal(json_array_size(json_object_get(ns, "tools")), 511);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(ns, "tools"), 0), "name")),
+		"big");
+	json_decref(recs);
+	json_decref(msgs);
+	tt_stop(&f);
+}
+
+/* tool_timeout_sec: the call fails in time, the turn goes on. */
+static void
+test_tool_timeout(void **state)
+{
+	struct tt f;
+	json_t *msgs, *it;
+	long long t0;
+
+	(void)state;
+	mcp_start(&f, SCRIPT(CALL("call-1", "slow", "{\\`seconds\\`:30}")), NULL,
+		"tool_timeout_sec = 0.5");
+	mcp_ready(&f);
+	t0 = asc_now_ms();
+	msgs = tt_turn(&f, "hi", NULL, NULL, NULL);
+	assert_true(asc_now_ms() - t0 < 10000);
+	it = tt_item(msgs, "mcpToolCall", 0);
+	assert_string_equal(json_string_value(json_object_get(it, "status")), "failed");
+	assert_non_null(
+		strstr(json_string_value(json_object_get(json_object_get(it, "error"), "message")),
+			"timed out"));
+	assert_string_equal(
+		json_string_value(json_object_get(tt_completed(msgs), "status")), "completed");
+	json_decref(msgs);
+	tt_stop(&f);
+}
+
+/* The servers of thread/start's config (as codex-acp passes an editor's), enabled_tools. */
+static void
+test_thread_config_servers(void **state)
+{
+	struct tt f;
+	json_t *r, *p, *msgs, *recs, *ns;
+	char path[PATH_MAX];
+
+	(void)state;
+	mcp_start(&f, "{`responses`:[" MSG("0") "],`repeat`:true}", NULL, NULL);
+	mcp_ready(&f);
+	assert_non_null(realpath(SERVER, path));
+	r = tt_call(&f, "thread/start",
+		json_pack("{s:s, s:s, s:{s:{s:{s:s, s:[s], s:[s, s]}}}}", "cwd", f.workspace,
+			"approvalPolicy", "never", "config", "mcp_servers", "editor", "command",
+			"python3", "args", path, "enabled_tools", "echo", "image"));
+	free(f.thread_id);
+	f.thread_id = xstrdup(json_string_value(
+		json_object_get(json_object_get(json_object_get(r, "result"), "thread"), "id")));
+	json_decref(r);
+	/* both servers start for the new thread: config.toml's and the request's */
+	for (int i = 0, ready = 0; ready < 2 && i < 6; i++) {
+		p = mcp_status(&f, asc_timeout(10000));
+		if (strcmp(json_string_value(json_object_get(p, "threadId")), f.thread_id) == 0 &&
+			strcmp(json_string_value(json_object_get(p, "status")), "ready") == 0)
+			ready++;
+		json_decref(p);
+	}
+	msgs = tt_turn(&f, "hi", NULL, NULL, NULL);
+	recs = mm_records(&f.mm);
+	ns = mcp_body_tool(tt_request_body(recs, 0), "mcp__editor");
+	assert_non_null(ns);
+	assert_int_equal(json_array_size(json_object_get(ns, "tools")), 2);
+	assert_non_null(mcp_body_tool(tt_request_body(recs, 0), "mcp__test"));
+	json_decref(recs);
+	json_decref(msgs);
+	tt_stop(&f);
+}
+
+#define EVERYTHING_VERSION "2026.8.31"
+#define EVERYTHING_ENTRY                                                                           \
+	"/mcp-npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+
+/*
+ * @modelcontextprotocol/server-everything (npm), installed into $BUILD/mcp-npm once (never
+ * committed): its path (heap), or NULL when npm cannot have it (the caller skips, counted).
+ */
+static char *
+everything_entry(void)
+{
+	const char *build = getenv("BUILD") != NULL ? getenv("BUILD") : "build";
+	char *entry = xasprintf("%s" EVERYTHING_ENTRY, build), *prefix, path[PATH_MAX];
+	pid_t pid;
+	int st;
+
+	if (access(entry, R_OK) != 0) {
+		prefix = xasprintf("%s/mcp-npm", build);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			int null = open("/dev/null", O_WRONLY);
+
+			dup2(null, 1);
+			dup2(null, 2);
+			execlp("timeout", "timeout", "180", "npm", "install", "--prefix", prefix,
+				"--no-save", "--no-audit", "--no-fund", "--omit=optional",
+				"--prefer-offline",
+				"@modelcontextprotocol/server-everything@" EVERYTHING_VERSION,
+				(char *)NULL);
+			_exit(127);
+		}
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		free(prefix);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || access(entry, R_OK) != 0) {
+			free(entry);
+			return NULL;
+		}
+	}
+	assert_non_null(realpath(entry, path));
+	free(entry);
+	return xstrdup(path);
+}
+
+/* A real MCP server from npm: the same tools offered as upstream's, a real call in a turn. */
+static void
+test_server_everything(void **state)
+{
+	struct tt f;
+	struct tt_opts o = {0};
+	json_t *msgs, *recs, *want, *t;
+	char *entry = everything_entry(), *cfg, *s;
+	size_t i;
+
+	(void)state;
+	if (entry == NULL) {
+		skip_note("test_mcp server-everything", 1,
+			"npm could not install @modelcontextprotocol/server-everything (no node, or the "
+			"registry unreachable)");
+		skip();
+	}
+	want = mcp_fixture("everything");
+	cfg = xasprintf(
+		"[mcp_servers.everything]\ncommand = \"node\"\nargs = [\"%s\", \"stdio\"]\n",
+		entry);
+	s = tt_script("{`responses`:[" RESP("0",
+		"{`type`:`response.output_item.done`,`item`:{`type`:`function_call`,`call_id`:`call-1`,"
+		"`name`:`echo`,`namespace`:`mcp__everything`,`arguments`:`{\\`message\\`:\\`hi\\`}`}}") "," MSG("1") "]}");
+	o.script = s;
+	o.config_extra = cfg;
+	tt_start(&f, &o);
+	for (int k = 0; k < 2; k++)
+		json_decref(mcp_status(&f, asc_timeout(20000)));
+	msgs = tt_turn(&f, "hi", NULL, NULL, NULL);
+	recs = mm_records(&f.mm);
+	json_array_foreach(json_object_get(want, "tools"), i,
+		t) if (strcmp(json_string_value(json_object_get(t, "name")) ?: "",
+			       "mcp__everything") == 0)
+		mcp_equal("server-everything's tools as offered", t,
+			mcp_body_tool(tt_request_body(recs, 0), "mcp__everything"));
+	mcp_compare_items(msgs, want);
+	mcp_compare_outputs(tt_request_body(recs, 1), want);
+	json_decref(recs);
+	json_decref(msgs);
+	json_decref(want);
+	free(cfg);
+	free(s);
+	free(entry);
+	tt_stop(&f);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_echo_as_upstream),
+		cmocka_unit_test(test_content_kinds_as_upstream),
+		cmocka_unit_test(test_approval_never_as_upstream),
+		cmocka_unit_test(test_die_as_upstream_then_restart),
+		cmocka_unit_test(test_progress),
+		cmocka_unit_test(test_interrupt_cancels_and_completes),
+		cmocka_unit_test(test_hang_at_start_times_out),
+		cmocka_unit_test(test_big_result),
+		cmocka_unit_test(test_list_changed),
+		cmocka_unit_test(test_500_tools_paged),
+		cmocka_unit_test(test_tool_timeout),
+		cmocka_unit_test(test_thread_config_servers),
+		cmocka_unit_test(test_server_everything),
+	};
+
+	asc_ref_load();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
