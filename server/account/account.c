@@ -118,8 +118,7 @@ account_refresh_count(void)
 	return account_state.refreshes;
 }
 
-/* auth.json now, or NULL (absent, unreadable: no ChatGPT login to use). */
-static struct auth *
+struct auth *
 account_load(void)
 {
 	char *home = home_path(), *cause = NULL;

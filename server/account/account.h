@@ -70,5 +70,7 @@ void account_wait_cancel(struct account_wait *w);
 
 /* Refreshes sent to the issuer since start (tests, figures). */
 unsigned long account_refresh_count(void);
+/* auth.json now, or NULL (absent; unreadable, which is logged: no login to use). */
+struct auth *account_load(void);
 
 #endif

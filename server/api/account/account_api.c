@@ -44,21 +44,6 @@ struct account_api_read {
 };
 static struct account_api_read *account_api_reads;
 
-/* auth.json now, or NULL; a file we cannot read is logged and counts as no login. */
-static struct auth *
-account_api_load(void)
-{
-	char *home = home_path(), *cause = NULL;
-	struct auth *a = NULL;
-
-	if (auth_load(home, &a, &cause) < 0) {
-		log_warn("account: %s", cause);
-		free(cause);
-	}
-	free(home);
-	return a;
-}
-
 /* account/updated's params for a login (NULL: none). */
 static json_t *
 account_api_updated(const struct auth *a)
@@ -73,7 +58,7 @@ account_api_updated(const struct auth *a)
 static void
 account_api_notify_updated(struct rpc *r)
 {
-	struct auth *a = account_api_load();
+	struct auth *a = account_load();
 
 	rpc_notify(r, "account/updated", account_api_updated(a));
 	auth_free(a);
@@ -149,7 +134,7 @@ account_api_read(struct session *s, struct rpc_req *req, json_t *params)
 			account = json_pack("{s:s}", "type", "apiKey");
 			explicit_bzero(key, strlen(key));
 			free(key); /* presence only: the key is never echoed */
-		} else if ((a = account_api_load()) != NULL && a->mode == AUTH_MODE_CHATGPT) {
+		} else if ((a = account_load()) != NULL && a->mode == AUTH_MODE_CHATGPT) {
 			account = json_pack("{s:s, s:o, s:s}", "type", "chatgpt", "email",
 				a->email != NULL ? json_string(a->email) : json_null(), "planType",
 				auth_plan_wire(a));
@@ -275,7 +260,7 @@ account_api_usage_cb(void *arg, json_t *result, const char *error)
 static void
 account_api_rate_limits_read(struct session *s, struct rpc_req *req, json_t *params)
 {
-	struct auth *a = account_api_load();
+	struct auth *a = account_load();
 	struct account_client who = {NULL, s->user_agent};
 	struct account_api_read *rd;
 	struct config *c;
