@@ -222,60 +222,6 @@ te_inline_entries(const char *t, size_t ve, size_t vs, struct te_entry *e, size_
 	return n;
 }
 
-/* Set (value) or remove (NULL) rel inside the inline table at [vs, ve). */
-static int
-te_inline(struct toml_doc *d, size_t vs, size_t ve, const char *rel, const json_t *value)
-{
-	struct te_entry e[256];
-	size_t n = te_inline_entries(d->text.ptr, ve, vs, e, 256), i, from, to;
-	char *text = NULL;
-	struct buf b;
-	int r = -1;
-
-	for (i = 0; i < n; i++) {
-		if (strcmp(e[i].path, rel) == 0)
-			break;
-		if (te_under(e[i].path, rel) && d->text.ptr[e[i].vstart] == '{') {
-			r = te_inline(
-				d, e[i].vstart, e[i].vend, rel + strlen(e[i].path) + 1, value);
-			goto out;
-		}
-	}
-	if (value == NULL) {
-		r = 0;
-		if (i == n)
-			goto out;
-		if (n == 1)
-			from = vs + 1, to = ve - 1;
-		else if (i + 1 < n)
-			from = e[i].kstart, to = e[i + 1].kstart;
-		else
-			from = e[i - 1].vend, to = e[i].vend;
-		r = te_splice(d, from, to, "", 0) == 0 ? 1 : -1;
-		goto out;
-	}
-	if ((text = toml_edit_render(value)) == NULL)
-		goto out;
-	if (i < n) {
-		r = te_splice(d, e[i].vstart, e[i].vend, text, strlen(text));
-		goto out;
-	}
-	buf_init(&b, TOML_MAX_INPUT);
-	buf_adds(&b, n > 0 ? ", " : " ");
-	te_dotted(&b, rel, 0, (size_t)-1);
-	buf_printf(&b, " = %s%s", text, n > 0 ? "" : " ");
-	if (n > 0)
-		r = te_splice(d, e[n - 1].vend, e[n - 1].vend, b.ptr, b.len);
-	else
-		r = te_splice(d, vs + 1, ve - 1, b.ptr, b.len);
-	buf_free(&b);
-out:
-	for (i = 0; i < n; i++)
-		free(e[i].path);
-	free(text);
-	return r;
-}
-
 /* The key/value holding path's ancestor (an inline table or a plain value), or -1. */
 static int
 te_value_ancestor(const struct toml_doc *d, const char *path)
@@ -286,6 +232,97 @@ te_value_ancestor(const struct toml_doc *d, const char *path)
 	return -1;
 }
 
+/*
+ * Make the inline table of key/value k a table of its own, as toml_edit does before it edits
+ * inside one: the `key = { .. }` line goes (with its trailing comment), and `[path]` with the
+ * entries as lines (their values' text kept) goes right after the body of the table the key
+ * sat in, before any other table. The header keeps the blanks the key had before its `=`
+ * (`[tui ]`) when `decor`, as upstream's key keeps its decor; a table made from one just
+ * made (the next level of the same edit) gets none, its keys having been written anew.
+ * Comments above the key go above the header.
+ */
+static int
+te_promote(struct toml_doc *d, int k, int decor)
+{
+	const struct stmt *s = &d->st[k];
+	const char *t = d->text.ptr;
+	size_t from = s->decor, to = s->end, at, suf = s->eq, line = s->kstart, n, i;
+	struct te_entry e[256];
+	json_t *before, *after = NULL;
+	char *old, *why = NULL;
+	struct buf b;
+	int r;
+
+	n = te_inline_entries(t, s->vend, s->vstart, e, 256);
+	while (suf > s->kstart && (t[suf - 1] == ' ' || t[suf - 1] == '\t'))
+		suf--;
+	while (line > from && t[line - 1] != '\n')
+		line--;
+	/* the parent's body end: the root's last key, or its header's */
+	at = s->table >= 0 ? te_body_end(d, s->table) : 0;
+	for (i = 0; s->table < 0 && i < d->nst && d->st[i].kind == ST_KV; i++)
+		at = d->st[i].end;
+	buf_init(&b, TOML_MAX_INPUT);
+	if (at > 0 && t[at - 1] != '\n')
+		buf_addc(&b, '\n');
+	if (at - (to - from) > 0)
+		buf_addc(&b, '\n');
+	buf_add(&b, t + from, line - from);
+	buf_addc(&b, '[');
+	te_dotted(&b, s->path, 0, s->nseg);
+	if (decor)
+		buf_add(&b, t + suf, s->eq - suf);
+	buf_adds(&b, "]\n");
+	for (i = 0; i < n; i++) {
+		te_dotted(&b, e[i].path, 0, (size_t)-1);
+		buf_adds(&b, " = ");
+		buf_add(&b, t + e[i].vstart, e[i].vend - e[i].vstart);
+		buf_addc(&b, '\n');
+		free(e[i].path);
+	}
+	/* the table first (it lies after the key), then the key's line */
+	before = toml_parse(t, d->text.len, NULL, &why);
+	old = xstrdup(t);
+	r = te_splice(d, at, at, b.ptr != NULL ? b.ptr : "", b.len);
+	if (r == 0)
+		r = te_splice(d, from, to, "", 0);
+	/* the same tree or nothing: an entry this scan misread (a comment in a TOML 1.1 inline
+	 * table, past 256 entries) must fail the edit, not lose a key */
+	if (r == 0 &&
+		((after = toml_parse(d->text.ptr, d->text.len, NULL, &why)) == NULL ||
+			!json_equal(before, after))) {
+		buf_reset(&d->text);
+		buf_adds(&d->text, old);
+		te_scan(d);
+		r = -1;
+	}
+	json_decref(before);
+	json_decref(after);
+	free(why);
+	free(old);
+	buf_free(&b);
+	return r;
+}
+
+/*
+ * Make every inline table on the way to path p a table (te_promote): 0, 1 when a value that
+ * is not a table lies on the way, -1 on failure.
+ */
+static int
+te_promote_path(struct toml_doc *d, const char *p, int *promoted)
+{
+	int k;
+
+	while ((k = te_value_ancestor(d, p)) >= 0) {
+		if (d->text.ptr[d->st[k].vstart] != '{')
+			return 1;
+		if (te_promote(d, k, !*promoted) != 0)
+			return -1;
+		*promoted = 1;
+	}
+	return 0;
+}
+
 /* --- the edits ------------------------------------------------------------------------------ */
 
 /* Remove everything at or under path (joined). */
@@ -293,14 +330,10 @@ static int
 te_remove_joined(struct toml_doc *d, const char *p)
 {
 	size_t from = 0, to = 0;
-	int k, removed = 0;
+	int k, removed = 0, promoted = 0;
 
-	if ((k = te_value_ancestor(d, p)) >= 0) {
-		if (d->text.ptr[d->st[k].vstart] != '{')
-			return 0;
-		return te_inline(
-			d, d->st[k].vstart, d->st[k].vend, p + strlen(d->st[k].path) + 1, NULL);
-	}
+	if ((k = te_promote_path(d, p, &promoted)) != 0)
+		return k > 0 ? 0 : -1;
 	/* One range at a time, from the end, rescanning between them. */
 	for (;;) {
 		int found = 0;
@@ -441,21 +474,15 @@ toml_edit_set(
 	char *p = te_join(path, n), *text = NULL;
 	const char *k;
 	json_t *v;
-	int i, r = -1;
+	int i, r = -1, promoted = 0;
 
 	if (n == 0 || value == NULL || json_is_null(value)) {
 		*cause = xstrdup(n == 0 ? "keyPath must not be empty" : "a value cannot be null");
 		goto out;
 	}
-	if ((i = te_value_ancestor(d, p)) >= 0) {
-		if (d->text.ptr[d->st[i].vstart] != '{') {
-			*cause = xstrdup("cannot set value on non-table parent");
-			goto out;
-		}
-		r = te_inline(d, d->st[i].vstart, d->st[i].vend, p + strlen(d->st[i].path) + 1,
-			    value) < 0
-			? -1
-			: 0;
+	if ((i = te_promote_path(d, p, &promoted)) != 0) {
+		*cause = xstrdup(i > 0 ? "cannot set value on non-table parent"
+				       : "cannot make this inline table a table");
 		goto out;
 	}
 	for (size_t m = 1; m < n; m++) {
@@ -473,6 +500,13 @@ toml_edit_set(
 		/* a table where a plain value was: a table of its own, as toml_edit makes it */
 		if (te_splice(d, d->st[i].decor, d->st[i].end, "", 0) != 0)
 			goto out;
+		i = -1;
+	} else if (i >= 0 && json_is_object(value)) {
+		/* an object over an inline table: the table it becomes, edited key by key */
+		if (te_promote(d, i, !promoted) != 0) {
+			*cause = xstrdup("cannot make this inline table a table");
+			goto out;
+		}
 		i = -1;
 	}
 	if (i >= 0) {

@@ -3,7 +3,8 @@
  * value is replaced inside its own span, a key is removed with its line (and the comments
  * above it, which toml_edit counts as the key's decor), a new key goes after the last key of
  * its table, and a new table goes after the last table of its parent (at the end of the file
- * for a top-level one). Every other byte of the document is kept as it was.
+ * for a top-level one). An edit inside an inline table makes it a table first (`[key ]`, as
+ * toml_edit's conversion prints it). Every other byte of the document is kept as it was.
  *
  * Paths are arrays of segments (already split and unquoted). Values are JSON (jansson) trees:
  * strings, integers, reals, booleans, arrays and objects; null is refused.

@@ -20,6 +20,7 @@ struct stmt {
 	size_t tseg;	     /* KV: segments of its table (the rest is its dotted key) */
 	int table;	     /* KV: index of the header it sits under, -1 for the root */
 	size_t decor;	     /* where the text that belongs to it begins */
+	size_t kstart, eq;   /* KV: its key's first byte, its '=' */
 	size_t vstart, vend; /* KV: the value */
 	size_t end;	     /* after its line's newline */
 };

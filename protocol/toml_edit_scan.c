@@ -192,10 +192,12 @@ te_scan(struct toml_doc *d)
 			buf_add(&path, buf_str(&tpath), tpath.len);
 			s.nseg = tseg;
 			s.tseg = tseg;
+			s.kstart = j;
 			j = te_key(t, len, j, &path, &s.nseg);
 			if (j == 0 || j >= len || t[j] != '=')
 				goto out;
 			s.kind = ST_KV;
+			s.eq = j;
 			s.table = table;
 			s.vstart = te_ws(t, len, j + 1);
 			s.vend = te_skip_value(t, len, s.vstart);

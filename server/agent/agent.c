@@ -510,6 +510,14 @@ agent_collab(struct agent *a, const char *message)
 	a->collab_last = xstrdup(message);
 }
 
+void
+agent_collab_restore(struct agent *a, const char *mode, const char *message)
+{
+	a->plan_mode = strcmp(mode, "plan") == 0;
+	free(a->collab_last);
+	a->collab_last = message != NULL ? xstrdup(message) : NULL;
+}
+
 /* The skills the input invokes ({type:"skill"}, $name) go in after it, one user message each,
  * as upstream's (skills/skills.h). */
 static void

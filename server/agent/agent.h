@@ -134,6 +134,12 @@ struct agent_turn_opts {
 /* Start a turn (none may be running); 0, or -1 with *cause. The sink reports from now on. */
 int agent_turn_start(struct agent *a, const struct agent_turn_opts *o,
 	const struct agent_sink *sink, void *arg, char **cause);
+/*
+ * The collaboration mode a resumed thread's rollout recorded ("plan", "default") and its
+ * developer message (collab_mode_message's, borrowed), before any turn: later turns keep the
+ * mode, and the message, already in the history read back, is not added again.
+ */
+void agent_collab_restore(struct agent *a, const char *mode, const char *message);
 /* Interrupt: cancel the model, kill tool processes, cancel approvals; done(interrupted) follows. */
 void agent_turn_interrupt(struct agent_turn *t);
 /* Add input to the running turn (it goes with the next model request); 0 or -1 when ending. */

@@ -3,8 +3,10 @@
  * worker the first time a turn needs it: the `response_item` records in order, a `compacted`
  * record replacing what came before (its replacement_history, or the user's messages and the
  * summary), without what every request carries anew (developer messages, the environment
- * context, AGENTS.md): agent_prompt.c adds those itself. Only the part of the file written
- * before this agent existed is read; what the agent appends since is in memory already.
+ * context, AGENTS.md): agent_prompt.c adds those itself. A collaboration mode's developer
+ * message stays: it is history, sent once when a turn selected the mode (agent_collab). Only the
+ * part of the file written before this agent existed is read; what the agent appends since is in
+ * memory already.
  */
 #include <sys/stat.h>
 
@@ -44,12 +46,16 @@ agent_history_context(const json_t *item)
 
 	if (role == NULL)
 		return 0;
+	text = json_string_value(
+		json_object_get(json_array_get(json_object_get(item, "content"), 0), "text"));
+	/* a collaboration mode's message is history: sent once, when the mode was selected */
+	if (strcmp(role, "developer") == 0 && text != NULL &&
+		strncmp(text, "<collaboration_mode>", 20) == 0)
+		return 0;
 	if (strcmp(role, "developer") == 0 || strcmp(role, "system") == 0)
 		return 1;
 	if (strcmp(role, "user") != 0)
 		return 0;
-	text = json_string_value(
-		json_object_get(json_array_get(json_object_get(item, "content"), 0), "text"));
 	for (const char *const *p = prefixes; text != NULL && *p != NULL; p++)
 		if (strncmp(text, *p, strlen(*p)) == 0)
 			return 1;

@@ -82,6 +82,10 @@ profiles_turn_collab(json_t *cm, struct profiles_turn *t, char **cause)
 	di = json_object_get(set, "developer_instructions");
 	t->collab_message = collab_mode_message(mode, json_string_value(di));
 	t->collab_mode = mode;
+	t->collab_record = json_pack("{s:s, s:{s:O, s:s?, s:s?}}", "mode", mode, "settings",
+		"model", json_object_get(set, "model"), "reasoning_effort", t->effort,
+		"developer_instructions",
+		json_is_string(di) ? json_string_value(di) : collab_mode_recorded(mode));
 	return 0;
 }
 
@@ -126,6 +130,7 @@ void
 profiles_turn_clear(struct profiles_turn *t)
 {
 	json_decref(t->sandbox_policy);
+	json_decref(t->collab_record);
 	free(t->collab_message);
 	memset(t, 0, sizeof *t);
 }

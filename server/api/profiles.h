@@ -37,6 +37,9 @@ struct profiles_turn {
 	char *collab_message; /* the mode's developer message (heap), or NULL */
 	const char
 		*collab_mode; /* the mode ("plan", "default"; borrowed from the params), or NULL */
+	/* the mode as upstream's rollout records it, its instructions resolved (new ref), or NULL
+	 */
+	json_t *collab_record;
 };
 
 /*

@@ -24,6 +24,7 @@
 #include "config/config.h"
 #include "config/home.h"
 #include "config/permissions.h"
+#include "io/log.h"
 #include "protocol/buf.h"
 #include "protocol/version.h"
 #include "protocol/xmalloc.h"
@@ -120,16 +121,73 @@ thread_api_policy(struct session *s, const char *id)
 	return sl != NULL ? sl->policy : NULL;
 }
 
-/* Remember the profile (borrowed) and policy (stolen) a thread runs under. */
+/* A profile's active_permission_profile as upstream records it (new reference). */
+static json_t *
+thread_profile_record(const char *profile)
+{
+	return json_pack("{s:s, s:s*}", "id", profile, "extends",
+		permissions_is_builtin(profile) ? NULL
+						: permissions_extends(config_cache_get(), profile));
+}
+
+/*
+ * Remember the profile (borrowed) and policy (stolen) a thread runs under, and have its
+ * rollout record it as upstream does (active_permission_profile {id, extends?}), so that a
+ * resume in another process restores it.
+ */
 static void
 thread_slot_set_profile(const char *id, const char *profile, json_t *policy)
 {
 	struct thread_slot *sl = thread_slot(id, 1);
+	struct store_thread *t = thread_store != NULL ? store_loaded(thread_store, id) : NULL;
+	json_t *active = NULL;
 
 	free(sl->profile);
 	json_decref(sl->policy);
 	sl->profile = profile != NULL ? xstrdup(profile) : NULL;
 	sl->policy = policy;
+	if (t == NULL)
+		return;
+	if (profile != NULL && policy != NULL)
+		active = thread_profile_record(profile);
+	store_thread_set_profile(t, active);
+	json_decref(active);
+}
+
+void
+thread_api_set_profile(struct session *s, const char *id, const char *profile, json_t *policy)
+{
+	(void)s;
+	thread_slot_set_profile(id, profile, policy != NULL ? json_incref(policy) : NULL);
+}
+
+/*
+ * thread/resume of a thread loaded now that names neither a profile nor a sandbox mode: the
+ * profile its rollout last recorded, as upstream restores it (config.toml's profile of that
+ * name, read again), else default_permissions (a thread that ran a legacy sandbox mode comes
+ * back under it, as upstream's does); one no longer defined leaves the thread as it was.
+ */
+static void
+thread_restore_profile(const struct config *cfg, struct store_thread *t, const json_t *params)
+{
+	const char *id = json_string_value(json_object_get(store_thread_profile(t), "id"));
+	json_t *policy;
+	char *cause = NULL;
+
+	if (id == NULL)
+		id = permissions_default(cfg);
+	if (id == NULL || json_string_value(json_object_get(params, "permissions")) != NULL ||
+		!thread_settings_implicit(cfg, params))
+		return;
+	if ((policy = permissions_policy(cfg, id, &cause)) == NULL) {
+		log_warn(
+			"thread %s: its permission profile is gone: %s", store_thread_id(t), cause);
+		free(cause);
+		store_thread_set_profile(t, NULL);
+		return;
+	}
+	store_thread_set_sandbox(t, thread_settings_mode(policy));
+	thread_slot_set_profile(store_thread_id(t), id, policy);
 }
 
 void *
@@ -356,8 +414,11 @@ thread_start(struct session *s, struct rpc_req *req, json_t *params)
 		p.approval_policy = json_string("on-request"); /* freed below: not the config's */
 	else
 		json_incref(p.approval_policy);
+	if (policy != NULL && profile != NULL)
+		p.active_profile = thread_profile_record(profile);
 	r = store_create(st, &p, &t, &cause);
 	json_decref(p.approval_policy);
+	json_decref(p.active_profile);
 	if (r != 0) {
 		thread_api_error(req, r, cause, NULL);
 		goto out;
@@ -439,6 +500,30 @@ struct thread_resume {
 	json_t *active; /* thread_active_profile of the request */
 };
 
+/*
+ * The resume answer's collaborationMode, before multiAgentMode as upstream orders it: the mode
+ * the thread runs in (restored from its rollout), else the Default mode with the thread's model.
+ */
+static void
+thread_resume_collab(struct store_thread *t, json_t *rest)
+{
+	json_t *mode = store_thread_collab(t), *multi = json_object_get(rest, "multiAgentMode");
+
+	json_t *model = json_object_get(rest, "model"), *effort;
+
+	effort = json_object_get(rest, "reasoningEffort");
+	if (mode != NULL)
+		mode = json_deep_copy(mode);
+	else
+		mode = json_pack("{s:s, s:{s:O, s:O, s:n}}", "mode", "default", "settings", "model",
+			model != NULL ? model : json_null(), "reasoning_effort",
+			effort != NULL ? effort : json_null(), "developer_instructions");
+	json_incref(multi);
+	json_object_del(rest, "multiAgentMode");
+	json_object_set_new(rest, "collaborationMode", mode);
+	json_object_set_new(rest, "multiAgentMode", multi);
+}
+
 static void
 thread_resume_read_cb(
 	void *arg, int r, json_t *thread, const char *turns, size_t turns_len, const char *cause)
@@ -461,6 +546,7 @@ thread_resume_read_cb(
 	/* thread_result's members without the thread, which goes first as text */
 	rest = thread_result(t, json_null(), config_cache_get(), x->active);
 	json_object_del(rest, "thread");
+	thread_resume_collab(t, rest);
 	thread_api_reply_thread(x->req, thread, turns, turns_len, rest);
 	free(x);
 	/* a long answer's buffers are freed by now: give their pages back */
@@ -506,6 +592,8 @@ thread_resume(struct session *s, struct rpc_req *req, json_t *params)
 	}
 	if (!loaded && policy != NULL)
 		thread_slot_set_profile(store_thread_id(t), profile, json_incref(policy));
+	else if (!loaded)
+		thread_restore_profile(cfg, t, params);
 	thread_api_subscribe(s, store_thread_id(t), 1);
 	rpc_notify(s->rpc, "thread/status/changed",
 		json_pack("{s:s, s:o}", "threadId", store_thread_id(t), "status",

@@ -26,6 +26,12 @@ void thread_api_set_agent(
 void *thread_api_agent(struct session *s, const char *thread_id);
 /* The permission profile's wire policy a loaded thread runs under (borrowed), or NULL. */
 json_t *thread_api_policy(struct session *s, const char *thread_id);
+/*
+ * A loaded thread now runs under profile (borrowed; NULL: none) with its wire policy
+ * (borrowed, NULL with no profile): what its answers report and its rollout records.
+ */
+void thread_api_set_profile(
+	struct session *s, const char *thread_id, const char *profile, json_t *policy);
 /* Whether this connection still wants the thread's turn notifications (thread/unsubscribe). */
 int thread_api_subscribed(struct session *s, const char *thread_id);
 /*

@@ -16,6 +16,7 @@
 #include "turn.h"
 #include "agent/agent.h"
 #include "agent/approval/approval_rules.h"
+#include "agent/collab_mode.h"
 #include "agent/review/review.h"
 #include "agent/tools/tool_specs.h"
 #include "config/config.h"
@@ -101,6 +102,28 @@ turn_api_shutdown(void)
 	turn_worker = NULL;
 }
 
+/*
+ * The collaboration mode the thread's rollout last recorded (a resume in a new process), given
+ * back to its agent: Plan stays Plan, and its developer message, in the history read back, is
+ * not sent again, as upstream resumes it.
+ */
+static void
+turn_thread_restore_collab(struct turn_thread *tt)
+{
+	json_t *cm = store_thread_collab(tt->st);
+	const char *mode = json_string_value(json_object_get(cm, "mode"));
+	char *msg;
+
+	if (mode == NULL || collab_mode_builtin(mode) == NULL)
+		return;
+	msg = collab_mode_message(mode,
+		collab_mode_unrecord(mode,
+			json_string_value(json_object_get(
+				json_object_get(cm, "settings"), "developer_instructions"))));
+	agent_collab_restore(tt->agent, mode, msg);
+	free(msg);
+}
+
 /* The turn side of a loaded thread (made the first time), or NULL when it is not loaded. */
 static struct turn_thread *
 turn_thread_get(struct session *s, const char *id)
@@ -142,6 +165,7 @@ turn_thread_get(struct session *s, const char *id)
 	ac.developer_instructions = store_thread_developer_instructions(st);
 	ac.dynamic_tools = store_thread_dynamic_tools(st);
 	tt->agent = agent_new(&ac);
+	turn_thread_restore_collab(tt);
 	tt->next = s->turns;
 	if (s->turns != NULL)
 		s->turns->prev = tt;
@@ -225,7 +249,13 @@ turn_overrides(
 	if (pt.sandbox_policy != NULL) {
 		json_decref(tt->sandbox_policy);
 		tt->sandbox_policy = json_incref(pt.sandbox_policy);
+		/* the thread's profile from now on: answers report it, the rollout keeps it */
+		thread_api_set_profile(tt->s, tt->id,
+			json_string_value(json_object_get(params, "permissions")),
+			pt.sandbox_policy);
 	}
+	if (pt.collab_record != NULL)
+		store_thread_set_collab(tt->st, pt.collab_record);
 	if (pt.model != NULL) {
 		free(tt->model);
 		tt->model = xstrdup(pt.model);

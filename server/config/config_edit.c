@@ -396,6 +396,8 @@ config_write(const json_t *edits, const char *file_path, const char *expected_ve
 			r = now != NULL ? toml_edit_set(doc, segs, k, now, cause)
 					: (toml_edit_remove(doc, segs, k) < 0 ? -1 : 0);
 		free(segs);
+		if (r != 0 && *cause == NULL)
+			*cause = xstrdup("cannot edit config.toml there");
 		if (r != 0)
 			goto out;
 	}

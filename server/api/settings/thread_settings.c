@@ -205,7 +205,7 @@ thread_settings_config(const json_t *params, int defaults)
 }
 
 /* The legacy sandbox mode a profile's policy reports as (static), kept in the rollout. */
-static const char *
+const char *
 thread_settings_mode(const json_t *policy)
 {
 	json_t *legacy = permissions_legacy(policy);

@@ -38,6 +38,8 @@ int thread_settings_permissions(const struct config *cfg, const json_t *params, 
 	struct store_params *p, const char **id, json_t **policy, char **cause);
 /* The wire SandboxPolicy of a sandbox mode, with cfg's workspace-write settings (new ref). */
 json_t *thread_settings_sandbox(const struct config *cfg, const char *mode);
+/* The legacy sandbox mode a profile's wire policy reports as (static string). */
+const char *thread_settings_mode(const json_t *policy);
 /* Whether no sandbox mode was chosen (request, its `config`, config.toml). */
 int thread_settings_implicit(const struct config *cfg, const json_t *params);
 /* The activePermissionProfile of a request that named no profile (new reference). */

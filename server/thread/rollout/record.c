@@ -80,10 +80,12 @@ record_approval(const struct record_settings *s)
 					  : json_string("on-request");
 }
 
-/* collaboration_mode {mode, settings}. */
+/* collaboration_mode {mode, settings}: the one selected, else the Default mode's. */
 static json_t *
 record_collab(const struct record_settings *s)
 {
+	if (s->collab != NULL)
+		return json_deep_copy(s->collab);
 	return json_pack("{s:s,s:{s:o,s:o,s:o}}", "mode", "default", "settings", "model",
 		record_str(s->model), "reasoning_effort", record_str(s->effort),
 		"developer_instructions", record_str(s->developer_instructions));
@@ -105,6 +107,9 @@ record_turn_context(const char *turn_id, const struct record_settings *s)
 	if (s->sandbox != NULL && strcmp(s->sandbox, "danger-full-access") == 0)
 		json_object_set_new(
 			p, "permission_profile", json_pack("{s:s}", "type", "disabled"));
+	if (s->active_profile != NULL)
+		json_object_set_new(
+			p, "active_permission_profile", json_deep_copy(s->active_profile));
 	json_object_set_new(p, "model", record_str(s->model));
 	if (s->effort != NULL)
 		json_object_set_new(p, "effort", json_string(s->effort));
@@ -132,8 +137,13 @@ record_settings_applied(const char *thread_id, const struct record_settings *s)
 	if (s->sandbox != NULL && strcmp(s->sandbox, "danger-full-access") == 0)
 		json_object_set_new(
 			t, "permission_profile", json_pack("{s:s}", "type", "disabled"));
+	if (s->active_profile != NULL)
+		json_object_set_new(
+			t, "active_permission_profile", json_deep_copy(s->active_profile));
 	json_object_set_new(t, "cwd", record_str(s->cwd));
 	json_object_set_new(t, "runtime_workspace_roots", json_pack("[s]", s->cwd ? s->cwd : "/"));
+	if (s->effort != NULL)
+		json_object_set_new(t, "reasoning_effort", json_string(s->effort));
 	json_object_set_new(t, "collaboration_mode", record_collab(s));
 	json_object_set_new(t, "disabled_plugin_ids", json_array());
 	return json_pack("{s:s,s:s,s:o}", "type", "thread_settings_applied", "thread_id", thread_id,

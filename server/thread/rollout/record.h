@@ -27,6 +27,9 @@ struct record_settings {
 	const char *approvals_reviewer; /* "user" when NULL */
 	const char *sandbox;		/* "read-only" | "workspace-write" | "danger-full-access" */
 	const char *developer_instructions;
+	/* rollout forms, borrowed; NULL: none (a legacy sandbox), the Default mode */
+	json_t *active_profile; /* active_permission_profile {id, extends?} */
+	json_t *collab;		/* collaboration_mode {mode, settings} */
 };
 
 /* What session_meta records; strings borrowed. */

@@ -45,6 +45,8 @@ thread_meta_clear(struct thread_meta *m)
 	free(m->preview);
 	free(m->agent_nickname);
 	free(m->agent_role);
+	free(m->profile);
+	free(m->collab);
 	memset(m, 0, sizeof *m);
 }
 
@@ -66,6 +68,8 @@ thread_meta_copy(struct thread_meta *dst, const struct thread_meta *src)
 	dst->preview = src->preview ? xstrdup(src->preview) : NULL;
 	dst->agent_nickname = src->agent_nickname ? xstrdup(src->agent_nickname) : NULL;
 	dst->agent_role = src->agent_role ? xstrdup(src->agent_role) : NULL;
+	dst->profile = src->profile ? xstrdup(src->profile) : NULL;
+	dst->collab = src->collab ? xstrdup(src->collab) : NULL;
 }
 
 /* A string member or NULL. */
@@ -178,7 +182,20 @@ summary_user_message(const struct rollout_rec *rec)
 	return NULL;
 }
 
-/* The model of a turn_context or thread_settings_applied record. */
+/* An object member as compact JSON text (heap), or NULL when it is not an object. */
+static char *
+summary_object_text(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_object(v) ? json_dumps(v, JSON_COMPACT) : NULL;
+}
+
+/*
+ * The model, effort, permission profile and collaboration mode of a turn_context or
+ * thread_settings_applied record: the newest one says what a resumed thread runs with (a
+ * record without a profile, a legacy sandbox's, leaves none, as upstream resolves it again).
+ */
 static void
 summary_model(const struct rollout_rec *rec, struct thread_meta *m)
 {
@@ -193,6 +210,10 @@ summary_model(const struct rollout_rec *rec, struct thread_meta *m)
 		effort = summary_str(p, "reasoning_effort");
 	if (effort != NULL)
 		thread_meta_set(&m->effort, effort);
+	free(m->profile);
+	m->profile = summary_object_text(p, "active_permission_profile");
+	free(m->collab);
+	m->collab = summary_object_text(p, "collaboration_mode");
 }
 
 /* The head: session_meta first, then the first user message and the first model. */

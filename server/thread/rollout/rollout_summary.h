@@ -31,6 +31,9 @@ struct thread_meta {
 	char *cwd, *model_provider, *model, *effort, *originator, *cli_version;
 	char *source; /* the rollout's session source as JSON text ("vscode", {"subagent":..}) */
 	char *forked_from_id, *name, *preview, *agent_nickname, *agent_role;
+	/* JSON text of the newest settings record's active_permission_profile and
+	 * collaboration_mode, or NULL: what a resume restores */
+	char *profile, *collab;
 	int archived, ephemeral, has_user_message;
 	struct token_totals tokens;
 	int64_t file_size, file_mtime_ns; /* what the file looked like when summarised */

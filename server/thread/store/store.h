@@ -59,6 +59,9 @@ struct store_params {
 	const char *sandbox; /* "read-only" | "workspace-write" | "danger-full-access" */
 	const char *base_instructions, *developer_instructions;
 	json_t *dynamic_tools; /* thread/start's DynamicToolSpec[] (session_meta), or NULL */
+	/* the profile it runs under, rollout form {id, extends?}, or NULL: keep (JSON null: none)
+	 */
+	json_t *active_profile;
 	/*
 	 * What a thread runs with when neither the request nor a loaded thread says (config.toml's
 	 * approval_policy and sandbox_mode): resume of an unloaded thread, fork.
@@ -98,6 +101,18 @@ const char *store_thread_base_instructions(struct store_thread *t);
 const char *store_thread_developer_instructions(struct store_thread *t);
 /* dynamicTools it was started with in this process, or NULL (borrowed). */
 const json_t *store_thread_dynamic_tools(struct store_thread *t);
+/*
+ * The permission profile ({id, extends?}) and collaboration mode ({mode, settings}) in their
+ * rollout forms, as the thread's newest settings record says (restored by a resume), or NULL:
+ * none, the Default mode. Borrowed. The setters copy (NULL clears); the next turn_context
+ * records them.
+ */
+json_t *store_thread_profile(struct store_thread *t);
+json_t *store_thread_collab(struct store_thread *t);
+void store_thread_set_profile(struct store_thread *t, const json_t *active_profile);
+void store_thread_set_collab(struct store_thread *t, const json_t *collab);
+/* The legacy sandbox mode word its records carry ("read-only", ...; copied). */
+void store_thread_set_sandbox(struct store_thread *t, const char *mode);
 /* Its ThreadStatus: idle, or active while a turn runs (new reference). */
 json_t *store_thread_status(struct store_thread *t);
 /* The wire Thread of a loaded thread (turns: [] unless given; stolen). */

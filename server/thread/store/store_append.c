@@ -47,6 +47,8 @@ store_turn_begin(
 		.approvals_reviewer = t->approvals_reviewer,
 		.sandbox = t->sandbox,
 		.developer_instructions = t->developer_instructions,
+		.active_profile = t->active_profile,
+		.collab = t->collab,
 	};
 	json_t *started, *ctx;
 	int r;

@@ -35,6 +35,8 @@ struct store_thread {
 	char *base_instructions, *developer_instructions, *approvals_reviewer, *sandbox;
 	json_t *approval_policy;
 	json_t *dynamic_tools; /* thread/start's dynamicTools, or NULL */
+	/* rollout forms of the permission profile and collaboration mode, or NULL */
+	json_t *active_profile, *collab;
 	/* The running turn. */
 	char turn_id[37];
 	int64_t turn_started_ms;

@@ -64,6 +64,44 @@ store_thread_approval(struct store_thread *t)
 	return t->approval_policy;
 }
 
+json_t *
+store_thread_profile(struct store_thread *t)
+{
+	return t->active_profile;
+}
+
+json_t *
+store_thread_collab(struct store_thread *t)
+{
+	return t->collab;
+}
+
+/* Replace a settings slot with a copy of v (NULL or JSON null: none). */
+static void
+store_thread_slot(json_t **slot, const json_t *v)
+{
+	json_decref(*slot);
+	*slot = v != NULL && !json_is_null(v) ? json_deep_copy(v) : NULL;
+}
+
+void
+store_thread_set_profile(struct store_thread *t, const json_t *active_profile)
+{
+	store_thread_slot(&t->active_profile, active_profile);
+}
+
+void
+store_thread_set_collab(struct store_thread *t, const json_t *collab)
+{
+	store_thread_slot(&t->collab, collab);
+}
+
+void
+store_thread_set_sandbox(struct store_thread *t, const char *mode)
+{
+	thread_meta_set(&t->sandbox, mode);
+}
+
 const char *
 store_thread_base_instructions(struct store_thread *t)
 {
@@ -127,6 +165,8 @@ store_thread_settings(struct store_thread *t, const struct store_params *p)
 		json_decref(t->dynamic_tools);
 		t->dynamic_tools = json_deep_copy(p->dynamic_tools);
 	}
+	if (p->active_profile != NULL)
+		store_thread_slot(&t->active_profile, p->active_profile);
 }
 
 /* The defaults of p for what nothing else set (a thread just loaded or forked). */
@@ -154,6 +194,8 @@ store_thread_rs(struct store_thread *t)
 		.approvals_reviewer = t->approvals_reviewer,
 		.sandbox = t->sandbox,
 		.developer_instructions = t->developer_instructions,
+		.active_profile = t->active_profile,
+		.collab = t->collab,
 	};
 	return rs;
 }
@@ -185,6 +227,8 @@ store_thread_free(struct store_thread *t)
 	free(t->last_agent_message);
 	json_decref(t->approval_policy);
 	json_decref(t->dynamic_tools);
+	json_decref(t->active_profile);
+	json_decref(t->collab);
 	free(t);
 }
 
@@ -361,6 +405,11 @@ store_resume(struct store *s, const char *id, const struct store_params *p,
 		return r;
 	}
 	t = store_thread_add(s, &m, w);
+	/* the newest settings record's profile and mode, before the request's */
+	if (t->meta.profile != NULL)
+		t->active_profile = json_loads(t->meta.profile, 0, NULL);
+	if (t->meta.collab != NULL)
+		t->collab = json_loads(t->meta.collab, 0, NULL);
 	store_thread_settings(t, p);
 	store_thread_defaults(t, p);
 	store_limit_writers(s);

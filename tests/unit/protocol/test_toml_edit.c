@@ -1,7 +1,8 @@
 /*
  * Tests for protocol/toml_edit.c: a table of documents, each with a list of edits and the
- * exact text it must become. The first cases are upstream 0.169's own answers: the same file
- * and the same config/batchWrite edits, with the file upstream wrote recorded byte for byte.
+ * exact text it must become. The cases named "upstream" are upstream 0.169's own answers: the
+ * same file and the same config/batchWrite edits, with the file upstream wrote recorded byte
+ * for byte.
  * Every result must still parse (toml_parse) to the tree the edits describe.
  */
 #include <stdarg.h>
@@ -122,10 +123,41 @@ static const struct edit_case cases[] = {
 	{"an implicit table gets its header before its first sub-table",
 		"top = 1\n\n[p.q]\nv = 1\n", {{"p|w", "2"}},
 		"top = 1\n\n[p]\nw = 2\n\n[p.q]\nv = 1\n"},
-	{"inline tables are edited inside", "tui = { theme = \"dark\", animations = true }\n",
+	/*
+	 * An edit inside an inline table makes it a table first, as toml_edit does (upstream
+	 * 0.169's bytes for the same config/batchWrite edits,
+	 * tests/fixtures/config/inline_tables.py).
+	 */
+	{"upstream: inline tables become tables", "tui = { theme = \"dark\", animations = true }\n",
 		{{"tui|theme", "\"light\""}, {"tui|notifications", "true"},
 			{"tui|animations", NULL}},
-		"tui = { theme = \"light\", notifications = true }\n"},
+		"[tui ]\ntheme = \"light\"\nnotifications = true\n"},
+	{"upstream: edit inside", "tui = { theme = \"dark\", animations = true }\n",
+		{{"tui|theme", "\"light\""}}, "[tui ]\ntheme = \"light\"\nanimations = true\n"},
+	{"upstream: add inside", "tui = { theme = \"dark\", animations = true }\n",
+		{{"tui|notifications", "true"}},
+		"[tui ]\ntheme = \"dark\"\nanimations = true\nnotifications = true\n"},
+	{"upstream: remove inside", "tui = { theme = \"dark\", animations = true }\n",
+		{{"tui|animations", NULL}}, "[tui ]\ntheme = \"dark\"\n"},
+	{"upstream: comments around",
+		"# top\nmodel = \"m\" # c\ntui = { theme = \"dark\" } # tail\nz = 1\n\n[t]\nk = 1\n",
+		{{"tui|theme", "\"light\""}},
+		"# top\nmodel = \"m\" # c\nz = 1\n\n[tui ]\ntheme = \"light\"\n\n[t]\nk = 1\n"},
+	{"upstream: nested inline in table",
+		"[mcp_servers.docs]\ncommand = \"d\"\nenv = { A = \"1\" }\n",
+		{{"mcp_servers|docs|env|B", "\"2\""}},
+		"[mcp_servers.docs]\ncommand = \"d\"\n\n[mcp_servers.docs.env ]\nA = \"1\"\nB = \"2\"\n"},
+	{"upstream: object upsert over inline", "tui = { theme = \"dark\", animations = true }\n",
+		{{"tui", "{\"theme\":\"light\",\"animations\":true}"}},
+		"[tui ]\ntheme = \"light\"\nanimations = true\n"},
+	{"upstream: object replace over inline", "tui = { theme = \"dark\", animations = true }\n",
+		{{"tui", "{\"theme\":\"light\"}"}}, "[tui ]\ntheme = \"light\"\n"},
+	{"upstream: deeper inline", "a = { b = { c = 1 }, d = 2 }\n", {{"a|b|c", "5"}},
+		"[a ]\nd = 2\n\n[a.b]\nc = 5\n"},
+	{"upstream: inline untouched", "tui = { theme = \"dark\" }\nmodel = \"x\"\n",
+		{{"model", "\"y\""}}, "tui = { theme = \"dark\" }\nmodel = \"y\"\n"},
+	{"upstream: empty inline", "tui = {}\n", {{"tui|theme", "\"light\""}},
+		"[tui ]\ntheme = \"light\"\n"},
 	{"an object over a table replaces its keys in place", "[s]\na = 1 # keep\nb = 2\n\n[t]\n",
 		{{"s", "{\"a\":5,\"c\":3}"}}, "[s]\na = 5 # keep\nc = 3\n\n[t]\n"},
 	{"a scalar over a table, a table over a scalar", "v = 1\n[w]\nx = 1\n",
@@ -224,6 +256,22 @@ test_errors(void **state)
 	free(cause);
 	assert_string_equal(toml_edit_text(d, NULL), "model = \"m\"\n[[s]]\nk = 1\n");
 	toml_edit_free(d);
+	/* an inline table whose entries the scan cannot all split (a TOML 1.1 comment inside):
+	 * making it a table would lose a key, so the edit fails and the text stays */
+	{
+		static const char multi[] = "t = {\n  a = 1, # one\n  b = 2,\n}\n";
+		const char *tc[] = {"t", "c"};
+
+		cause = NULL;
+		d = toml_edit_open(multi, strlen(multi), &cause);
+		assert_non_null(d);
+		assert_int_equal(toml_edit_set(d, tc, 2, one, &cause), -1);
+		assert_string_equal(cause, "cannot make this inline table a table");
+		free(cause);
+		cause = NULL;
+		assert_string_equal(toml_edit_text(d, NULL), multi);
+		toml_edit_free(d);
+	}
 	json_decref(one);
 	json_decref(nul);
 	json_decref(arr);
