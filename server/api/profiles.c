@@ -12,7 +12,7 @@
 #include "session.h"
 #include "config/config.h"
 #include "config/permissions.h"
-#include "agent/collab_mode.h"
+#include "agent/modes/collab_mode.h"
 #include "protocol/xmalloc.h"
 #include "rpc/rpc.h"
 

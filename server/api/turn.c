@@ -16,7 +16,7 @@
 #include "turn.h"
 #include "agent/agent.h"
 #include "agent/approval/approval_rules.h"
-#include "agent/collab_mode.h"
+#include "agent/modes/collab_mode.h"
 #include "agent/review/review.h"
 #include "agent/tools/tool_specs.h"
 #include "config/config.h"
