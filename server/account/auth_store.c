@@ -62,6 +62,17 @@ auth_jwt_payload(const char *jwt)
 	return claims;
 }
 
+json_t *
+auth_jwt_auth_claims(const char *jwt)
+{
+	json_t *all = auth_jwt_payload(jwt),
+	       *o = json_object_get(all, "https://api.openai.com/auth");
+
+	o = json_is_object(o) ? json_incref(o) : NULL;
+	json_decref(all);
+	return o;
+}
+
 /* A string member as a heap copy, or NULL. */
 static char *
 auth_dup(const json_t *o, const char *key)
@@ -233,18 +244,32 @@ auth_now_text(void)
 struct auth *
 auth_new_chatgpt(const char *id_token, const char *access_token, const char *refresh_token)
 {
-	json_t *doc = json_pack("{s:s, s:n, s:{s:s, s:s, s:s}}", "auth_mode", "chatgpt",
-		"OPENAI_API_KEY", "tokens", "id_token", id_token, "access_token", access_token,
-		"refresh_token", refresh_token);
-	struct auth *a = auth_wrap(doc);
+	return auth_new_chatgpt_login(id_token, access_token, refresh_token, NULL, NULL, NULL);
+}
+
+struct auth *
+auth_new_chatgpt_login(const char *id_token, const char *access_token, const char *refresh_token,
+	const char *api_key, const char *issuer, const char *client_id)
+{
+	json_t *doc = json_pack("{s:s, s:o, s:{s:s, s:s, s:s}}", "auth_mode", "chatgpt",
+		"OPENAI_API_KEY", api_key != NULL ? json_string(api_key) : json_null(), "tokens",
+		"id_token", id_token, "access_token", access_token, "refresh_token", refresh_token);
 	json_t *id = json_null();
 	char *now = auth_now_text();
+	struct auth *a;
+
+	/* where the tokens came from, as 0.169 records it (a refresh may one day need it) */
+	if (issuer != NULL && client_id != NULL)
+		json_object_set_new(json_object_get(doc, "tokens"), "oauth_provenance",
+			json_pack("{s:s, s:s}", "issuer", issuer, "client_id", client_id));
+	a = auth_wrap(doc);
 
 	if (a->jwt_account_id != NULL)
 		id = json_string(a->jwt_account_id);
 	json_object_set_new(json_object_get(doc, "tokens"), "account_id", id);
 	json_object_set_new(doc, "last_refresh", json_string(now));
 	free(now);
+	a->doc = NULL; /* the claims were read; the document lives on in the new struct */
 	auth_free(a);
 	return auth_wrap(doc);
 }
@@ -287,7 +312,7 @@ auth_ordered(const json_t *doc)
 	static const char *const known[] = {
 		"auth_mode", "OPENAI_API_KEY", "tokens", "last_refresh"};
 	static const char *const tokens[] = {
-		"id_token", "access_token", "refresh_token", "account_id"};
+		"id_token", "access_token", "refresh_token", "oauth_provenance", "account_id"};
 	json_t *o = json_object(), *t, *v, *src = json_object_get(doc, "tokens");
 	const char *k;
 	size_t i;
@@ -303,7 +328,7 @@ auth_ordered(const json_t *doc)
 			for (size_t j = 0; j < sizeof tokens / sizeof tokens[0]; j++) {
 				json_t *tv = json_object_get(src, tokens[j]);
 
-				if (tv != NULL || j == 3)
+				if (tv != NULL || j == 4)
 					json_object_set(
 						t, tokens[j], tv != NULL ? tv : json_null());
 			}

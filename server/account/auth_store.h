@@ -54,6 +54,15 @@ struct auth *auth_new_api_key(const char *key);
 struct auth *auth_new_chatgpt(
 	const char *id_token, const char *access_token, const char *refresh_token);
 /*
+ * The browser flow's login as upstream 0.169 writes it: api_key (the id_token's exchange, or
+ * NULL), and the issuer and client id the tokens came from (tokens.oauth_provenance; NULL:
+ * none).
+ */
+struct auth *auth_new_chatgpt_login(const char *id_token, const char *access_token,
+	const char *refresh_token, const char *api_key, const char *issuer, const char *client_id);
+/* A JWT's "https://api.openai.com/auth" claims (a new reference), or NULL. */
+json_t *auth_jwt_auth_claims(const char *jwt);
+/*
  * Put refreshed tokens in (NULL: keep that one) and stamp last_refresh now, as upstream's
  * refresh does.
  */

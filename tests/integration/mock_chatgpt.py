@@ -7,22 +7,35 @@ POST .../responses   the backend: wants `authorization: Bearer <access JWT>` who
                      x-codex-* rate-limit headers upstream parses.
 POST /oauth/token    the issuer: grant_type refresh_token (JSON, as upstream sends it) gives new
                      tokens after --refresh-delay-ms; --refresh-fail CODE answers 401 with that
-                     error code instead.
+                     error code instead. The browser flow's form-encoded grants:
+                     authorization_code (the code /oauth/authorize gave, the redirect_uri it
+                     was given, and a code_verifier whose S256 is the code_challenge; else 400
+                     invalid_grant; --exchange-fail CODE: 400 with that error) and the
+                     id_token's token-exchange for an API key (--api-key KEY, else 401).
+GET /oauth/authorize the user signing in: a 302 to redirect_uri with a fresh code and the state
+                     (--authorize-error CODE: error=CODE instead of the code; --wrong-state:
+                     another state).
+
+--browse URL --out FILE plays the browser instead (no server): follows URL and its redirects
+and writes {status, url, ctype, body} of the last answer to FILE.
 
 Every request is appended to --log as one JSON line {path, headers, body}; --port-file gets the
 port once listening. The tokens it hands out are fakes (header.payload.sig, unsigned).
 """
 import argparse
 import base64
+import hashlib
 import json
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 ARGS = None
 LOCK = threading.Lock()
 COUNTER = [0]
+CODES = {}  # authorization code -> (code_challenge, redirect_uri)
 
 
 def b64(obj):
@@ -82,6 +95,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         self.record(b"")
+        if self.path.startswith("/oauth/authorize"):
+            return self.authorize()
         if self.path.endswith("/wham/usage") or self.path.endswith("/api/codex/usage"):
             return self.usage()
         self.send(404, "{}")
@@ -135,7 +150,49 @@ class Handler(BaseHTTPRequestHandler):
             return self.backend()
         self.send(404, "{}")
 
+    def authorize(self):
+        """The sign-in page: straight back to the client's loopback callback."""
+        q = parse_qs(urlsplit(self.path).query)
+        one = lambda k: q.get(k, [""])[0]
+        state = "not-" + one("state") if ARGS.wrong_state else one("state")
+        if ARGS.authorize_error:
+            back = {"error": ARGS.authorize_error, "error_description": "no entry",
+                    "state": state}
+        else:
+            with LOCK:
+                COUNTER[0] += 1
+                code = "code-%d" % COUNTER[0]
+                CODES[code] = (one("code_challenge"), one("redirect_uri"))
+            back = {"code": code, "state": state}
+        self.send_response(302)
+        self.send_header("location", one("redirect_uri") + "?" + urlencode(back))
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def exchange(self, body):
+        """grant_type=authorization_code: the PKCE check, then tokens."""
+        f = {k: v[0] for k, v in parse_qs(body.decode()).items()}
+        with LOCK:
+            want = CODES.pop(f.get("code", ""), None)
+        verifier = f.get("code_verifier", "").encode()
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier).digest()) \
+            .rstrip(b"=").decode()
+        if ARGS.exchange_fail:
+            return self.send(400, json.dumps({"error": ARGS.exchange_fail,
+                                              "error_description": "code refused"}))
+        if want is None or want != (challenge, f.get("redirect_uri")) \
+                or f.get("client_id") != "app_EMoamEEZ73f0CkXaXp7hrann":
+            return self.send(400, json.dumps({"error": "invalid_grant"}))
+        self.send(200, json.dumps(new_tokens()))
+
     def token(self, body):
+        if self.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+            grant = parse_qs(body.decode()).get("grant_type", [""])[0]
+            if grant == "authorization_code":
+                return self.exchange(body)
+            if ARGS.api_key:
+                return self.send(200, json.dumps({"access_token": ARGS.api_key}))
+            return self.send(401, json.dumps({"error": "invalid_request"}))
         if ARGS.refresh_delay_ms:
             time.sleep(ARGS.refresh_delay_ms / 1000.0)
         if ARGS.refresh_fail:
@@ -178,8 +235,28 @@ class Handler(BaseHTTPRequestHandler):
         self.send(200, sse, "text/event-stream", limits)
 
 
+def browse(url, out):
+    """The user's browser on the sign-in: the issuer's page, then our callback and success."""
+    import urllib.error
+    import urllib.request
+    try:
+        r = urllib.request.urlopen(url, timeout=20)
+        res = {"status": r.status, "url": r.geturl(), "ctype": r.headers.get("content-type"),
+               "body": r.read().decode("utf-8", "replace")}
+    except urllib.error.HTTPError as e:
+        res = {"status": e.code, "url": e.geturl(), "ctype": e.headers.get("content-type"),
+               "body": e.read().decode("utf-8", "replace")}
+    except Exception as e:  # the test says what it expected
+        res = {"status": 0, "url": url, "ctype": None, "body": str(e)}
+    with open(out, "w") as f:
+        json.dump(res, f)
+    return 0
+
+
 def main():
     global ARGS
+    if len(sys.argv) == 5 and sys.argv[1] == "--browse":
+        return browse(sys.argv[2], sys.argv[4])
     p = argparse.ArgumentParser()
     p.add_argument("--port-file", required=True)
     p.add_argument("--log", required=True)
@@ -187,6 +264,10 @@ def main():
     p.add_argument("--refresh-delay-ms", type=int, default=0)
     p.add_argument("--refresh-fail", default="")
     p.add_argument("--usage-status", type=int, default=200)
+    p.add_argument("--authorize-error", default="")
+    p.add_argument("--wrong-state", action="store_true")
+    p.add_argument("--exchange-fail", default="")
+    p.add_argument("--api-key", default="")
     ARGS = p.parse_args()
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     with open(ARGS.port_file + ".tmp", "w") as f:

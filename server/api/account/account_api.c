@@ -23,6 +23,7 @@
 #include "account/auth_store.h"
 #include "account/usage.h"
 #include "account_api.h"
+#include "login_api.h"
 #include "api/api.h"
 #include "api/session.h"
 #include "config/config.h"
@@ -83,6 +84,7 @@ account_api_attach(struct session *s)
 void
 account_api_detach(struct session *s)
 {
+	login_api_detach(s);
 	if (account_api_rpc == s->rpc) {
 		account_api_rpc = NULL;
 		account_set_listener(NULL, NULL);
@@ -149,7 +151,15 @@ account_api_read(struct session *s, struct rpc_req *req, json_t *params)
 	config_free(c);
 }
 
-/* account/login/start: an API key is stored; the other logins are not run here. */
+/* The browser sign-in succeeded: the client hears of the new login. */
+static void
+account_api_signed_in(struct rpc *r)
+{
+	account_api_notify_updated(r);
+}
+
+/* account/login/start: an API key is stored; chatgpt runs the browser sign-in (login_api.c);
+ * the other logins are not run here. */
 static void
 account_api_login_start(struct session *s, struct rpc_req *req, json_t *params)
 {
@@ -157,11 +167,16 @@ account_api_login_start(struct session *s, struct rpc_req *req, json_t *params)
 	struct auth *a;
 	char *home, *cause = NULL;
 
+	if (strcmp(type, "chatgpt") == 0) {
+		login_api_chatgpt_start(s, req, account_api_signed_in);
+		return;
+	}
 	if (strcmp(type, "apiKey") != 0) {
 		rpc_reply_errorf(req, RPC_INVALID_REQUEST,
 			"account/login/start type `%s` is not supported by this server", type);
 		return;
 	}
+	login_api_drop_pending(); /* as upstream: an API key replaces a pending sign-in */
 	home = home_path();
 	a = auth_new_api_key(json_string_value(json_object_get(params, "apiKey")));
 	if (auth_save(home, a, &cause) != 0) {
@@ -198,7 +213,7 @@ account_api_uuid(const char *s)
 	return 1;
 }
 
-/* account/login/cancel: no browser sign-in runs here, so a valid id is never pending. */
+/* account/login/cancel: the pending browser sign-in stops and frees its port. */
 static void
 account_api_login_cancel(struct session *s, struct rpc_req *req, json_t *params)
 {
@@ -209,7 +224,12 @@ account_api_login_cancel(struct session *s, struct rpc_req *req, json_t *params)
 		rpc_reply_errorf(req, RPC_INVALID_REQUEST, "invalid login id: %s", id);
 		return;
 	}
-	rpc_reply(req, json_pack("{s:s}", "status", "notFound"));
+	if (!login_api_cancel(id)) {
+		rpc_reply(req, json_pack("{s:s}", "status", "notFound"));
+		return;
+	}
+	rpc_reply(req, json_pack("{s:s}", "status", "canceled"));
+	login_api_drop_pending();
 }
 
 /* account/logout: the credentials go, and the client hears there is no login. */
