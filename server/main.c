@@ -20,6 +20,7 @@
 #include "protocol/defs/defs.h"
 #include "config/home.h"
 #include "sandbox/sandbox.h"
+#include "transport/ws_listen.h"
 #include "protocol/version.h"
 #include "protocol/xmalloc.h"
 #include "protocol/gen/schema.h"
@@ -51,10 +52,11 @@ static const char usage[] =
 	"      --startup-sign-out      with --print-startup-config: accepted, nothing to sign out\n"
 	"      --cloud-skills-snapshot <PATH>  accepted (the file must be readable); no cloud skills\n"
 	"      --code-mode-host <URL>  accepted and unused: there is no code mode\n"
-	"      --listen <URL>          stdio:// only (the default); --stdio is the same\n"
+	"      --listen <URL>          stdio:// (the default; --stdio is the same), ws://IP:PORT\n"
+	"                              (loopback only), unix:///PATH (docs/transports.md)\n"
 	"      --analytics-default-enabled  accepted and does nothing: no analytics are sent\n"
 	"      --ws-auth, --ws-token-file, --ws-token-sha256, --ws-shared-secret-file, --ws-issuer,\n"
-	"      --ws-audience, --ws-max-clock-skew-seconds  refused: no WebSocket listener yet\n"
+	"      --ws-audience, --ws-max-clock-skew-seconds  refused: no WebSocket auth yet\n"
 	"      --max-line-bytes <N>    longest input line (K/M/G suffixes; default 64M)\n"
 	"      --max-inflight <N>      requests awaiting an answer before -32001\n"
 	"  -h, --help                  this text;  -V, --version  upstream's version, then ours\n";
@@ -230,18 +232,26 @@ main_feature(struct main_cli *cli, const char *name, int on)
 	return r;
 }
 
-/* --listen: stdio:// is what we serve; upstream's other transports are refused by name. */
+/*
+ * --listen: stdio:// (the default), ws://IP:PORT and unix:///PATH (daemon_ws.c), or off;
+ * a URL upstream would not take is refused in its (clap's) words.
+ */
 static int
 main_listen(const char *url)
 {
-	if (strcmp(url, "stdio://") == 0)
+	char *cause = NULL;
+	int loopback;
+
+	if (strcmp(url, "stdio://") == 0 || strcmp(url, "off") == 0)
 		return 0;
-	if (strcmp(url, "off") == 0 || strncmp(url, "unix://", 7) == 0 ||
-		strncmp(url, "ws://", 5) == 0) {
+	if (strncmp(url, "unix://", 7) == 0 || strncmp(url, "ws://", 5) == 0) {
+		if (ws_listen_check(url, &loopback, &cause) == 0)
+			return 0;
 		fprintf(stderr,
-			"app-server: --listen %s is not supported: only stdio:// is served "
-			"(WebSocket and Unix socket transports are not implemented yet)\n",
-			url);
+			"error: invalid value '%s' for '--listen <URL>': %s\n\n"
+			"For more information, try '--help'.\n",
+			url, cause);
+		free(cause);
 		return -1;
 	}
 	fprintf(stderr,
@@ -250,6 +260,33 @@ main_listen(const char *url)
 		"For more information, try '--help'.\n",
 		url, url);
 	return -1;
+}
+
+/* After the options: what --listen asks for, as upstream refuses it; 0 or the exit status. */
+static int
+main_listen_check(const char *url)
+{
+	char *cause = NULL;
+	int loopback = 1;
+
+	if (url == NULL || strcmp(url, "stdio://") == 0)
+		return 0;
+	if (strcmp(url, "off") == 0) {
+		fputs("Error: no transport configured; use --listen or enable remote control\n",
+			stderr);
+		return 1;
+	}
+	(void)ws_listen_check(url, &loopback, &cause);
+	free(cause);
+	if (!loopback) {
+		/* no --ws-auth yet: every non-loopback listener is refused, as upstream's */
+		fprintf(stderr,
+			"Error: refusing to start non-loopback websocket listener %s without auth; "
+			"configure `--ws-auth capability-token` or `--ws-auth signed-bearer-token`\n",
+			url + 5);
+		return 1;
+	}
+	return 0;
 }
 
 /*
@@ -436,6 +473,13 @@ main(int argc, char **argv)
 				r = debug_models_main(argc - i - 1, argv + i + 1);
 			goto out;
 		} else if ((v = main_value(argc, argv, &i, "--listen", "<URL>")) != NULL) {
+			if (cli.listen != NULL) {
+				fputs("error: the argument '--listen <URL>' cannot be used multiple "
+				      "times\n\nFor more information, try '--help'.\n",
+					stderr);
+				r = 2;
+				goto out;
+			}
 			cli.listen = v;
 			if (main_listen(v) != 0) {
 				r = 2;
@@ -480,8 +524,8 @@ main(int argc, char **argv)
 			/* no code mode: the host is never contacted */
 		} else if (main_ws_option(argv[i])) {
 			fprintf(stderr,
-				"app-server: %s is for WebSocket listeners (--listen ws://), which are "
-				"not implemented yet: only stdio:// is served\n",
+				"app-server: %s is WebSocket listener auth, which is not implemented "
+				"yet: listeners are loopback or Unix sockets without auth\n",
 				argv[i]);
 			r = 2;
 			goto out;
@@ -521,6 +565,10 @@ main(int argc, char **argv)
 	}
 	if (cli.strict && (r = main_strict()) != 0)
 		goto out;
+	if ((r = main_listen_check(cli.listen)) != 0)
+		goto out;
+	if (cli.listen != NULL && strcmp(cli.listen, "stdio://") != 0)
+		opts.listen = cli.listen;
 	free(home);
 	return daemon_run(&opts);
 out:
