@@ -57,7 +57,6 @@ struct wsd {
 	int closing;
 	ev_signal sig[3];
 	ev_timer deadline;
-	ev_check check;
 	LIST_HEAD(, wsd_client) clients;
 };
 
@@ -65,7 +64,6 @@ static void wsd_config_cb(struct ev_loop *, ev_idle *, int);
 static void wsd_reap_cb(struct ev_loop *, ev_timer *, int);
 static void wsd_signal_cb(struct ev_loop *, ev_signal *, int);
 static void wsd_deadline_cb(struct ev_loop *, ev_timer *, int);
-static void wsd_check_cb(struct ev_loop *, ev_check *, int);
 
 /* The output queue drained below its low watermark: everything paused for it resumes. */
 static void
@@ -128,10 +126,20 @@ wsd_config_cb(struct ev_loop *loop, ev_idle *w, int revents)
 		session_config_warnings(cl->s);
 }
 
+/* While shutting down: leave the loop once every connection is freed. */
+static void
+wsd_maybe_done(struct wsd *d)
+{
+	if (d->closing && LIST_EMPTY(&d->clients))
+		ev_break(d->loop, EVBREAK_ALL);
+}
+
 /* Free a client whose connection is over (and whose work ended, or the grace did). */
 static void
 wsd_client_free(struct wsd_client *cl)
 {
+	struct wsd *d = cl->d;
+
 	LIST_REMOVE(cl, entry);
 	ev_idle_stop(cl->d->loop, &cl->config_idle);
 	ev_timer_stop(cl->d->loop, &cl->reap);
@@ -140,6 +148,7 @@ wsd_client_free(struct wsd_client *cl)
 	rpc_free(cl->rpc); /* answers what is left, into a queue nobody reads */
 	ws_conn_free(cl->c);
 	free(cl);
+	wsd_maybe_done(d);
 }
 
 /* The connection ended: kill what it runs, let the last answers settle, then free it. */
@@ -197,22 +206,13 @@ wsd_shutdown(struct wsd *d, const char *why)
 	}
 	ev_timer_set(&d->deadline, d->grace + 1.0, 0.);
 	ev_timer_start(d->loop, &d->deadline);
-	ev_check_start(d->loop, &d->check);
+	wsd_maybe_done(d);
 }
 
 static void
 wsd_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	wsd_shutdown(w->data, strsignal(w->signum));
-}
-
-static void
-wsd_check_cb(struct ev_loop *loop, ev_check *w, int revents)
-{
-	struct wsd *d = container_of(w, struct wsd, check);
-
-	if (LIST_EMPTY(&d->clients))
-		ev_break(loop, EVBREAK_ALL);
 }
 
 static void
@@ -281,7 +281,6 @@ daemon_ws_run(struct ev_loop *loop, const struct daemon_opts *opts)
 		ev_unref(loop);
 	}
 	ev_init(&d.deadline, wsd_deadline_cb);
-	ev_check_init(&d.check, wsd_check_cb);
 	d.http = http_new(loop);
 	http_set_default(d.http);
 	ev_run(loop, 0);
@@ -300,7 +299,6 @@ out:
 		}
 	}
 	ev_timer_stop(loop, &d.deadline);
-	ev_check_stop(loop, &d.check);
 	ws_listen_free(d.l);
 	http_free(d.http);
 	free(cause);

@@ -464,8 +464,12 @@ ws_conn_io_cb(struct ev_loop *loop, ev_io *w, int revents)
 	}
 	if (c->state != WS_OPEN)
 		return;
-	if ((revents & EV_READ) && wslay_event_recv(c->ws) != 0) {
-		ws_conn_die(c, c->eof ? "connection closed by the client" : "read error");
+	if ((revents & EV_READ) && (r = wslay_event_recv(c->ws)) != 0) {
+		/* A frame wslay's framing refused: the close it queued goes out, best effort. */
+		if (!c->eof && wslay_event_want_write(c->ws))
+			(void)wslay_event_send(c->ws);
+		log_debug("ws %s: wslay_event_recv: %d", c->name, r);
+		ws_conn_die(c, c->eof ? "connection closed by the client" : "protocol error");
 		return;
 	}
 	ws_conn_update(c);
