@@ -21,6 +21,7 @@
 #include "config/home.h"
 #include "sandbox/sandbox.h"
 #include "transport/ws_listen.h"
+#include "transport/ws_proxy.h"
 #include "protocol/version.h"
 #include "protocol/xmalloc.h"
 #include "protocol/gen/schema.h"
@@ -38,6 +39,7 @@ static const char usage[] =
 	"       app-server generate-python --out DIR\n"
 	"       app-server sandbox [--policy JSON | --profile JSON] [--cwd DIR] -- CMD [ARG]...\n"
 	"       app-server sandbox --check\n"
+	"       app-server proxy [--sock PATH]\n"
 	"       app-server --help | --version\n"
 	"\n"
 	"Serves the Codex app-server JSON-RPC protocol (v2) on stdin/stdout, one JSON\n"
@@ -53,7 +55,7 @@ static const char usage[] =
 	"      --cloud-skills-snapshot <PATH>  accepted (the file must be readable); no cloud skills\n"
 	"      --code-mode-host <URL>  accepted and unused: there is no code mode\n"
 	"      --listen <URL>          stdio:// (the default; --stdio is the same), ws://IP:PORT\n"
-	"                              (loopback only), unix:///PATH (docs/transports.md)\n"
+	"                              (loopback only), unix:///PATH or unix:// (docs/transports.md)\n"
 	"      --analytics-default-enabled  accepted and does nothing: no analytics are sent\n"
 	"      --ws-auth, --ws-token-file, --ws-token-sha256, --ws-shared-secret-file, --ws-issuer,\n"
 	"      --ws-audience, --ws-max-clock-skew-seconds  refused: no WebSocket auth yet\n"
@@ -242,7 +244,7 @@ main_listen(const char *url)
 	char *cause = NULL;
 	int loopback;
 
-	if (strcmp(url, "stdio://") == 0 || strcmp(url, "off") == 0)
+	if (strcmp(url, "stdio://") == 0 || strcmp(url, "off") == 0 || strcmp(url, "unix://") == 0)
 		return 0;
 	if (strncmp(url, "unix://", 7) == 0 || strncmp(url, "ws://", 5) == 0) {
 		if (ws_listen_check(url, &loopback, &cause) == 0)
@@ -399,6 +401,42 @@ main_ws_option(const char *arg)
 	return 0;
 }
 
+/* The control socket upstream's bare `unix://` and `proxy` use (malloc'd). */
+static char *
+main_control_socket(const char *home)
+{
+	return xasprintf("%s/app-server-control/app-server-control.sock", home);
+}
+
+/*
+ * `proxy [--sock PATH]` (upstream's flag; --socket too): stdio bytes to the daemon's socket.
+ * Upstream's -c/--enable/--disable are accepted: the daemon, not the proxy, reads config.
+ */
+static int
+main_proxy(int argc, char **argv, const char *home)
+{
+	char *def = main_control_socket(home);
+	const char *path = def, *v;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		if ((v = main_value(argc, argv, &i, "--sock", "<SOCKET_PATH>")) != NULL ||
+			(v = main_value(argc, argv, &i, "--socket", "<SOCKET_PATH>")) != NULL)
+			path = v;
+		else if (main_value(argc, argv, &i, "-c", "<key=value>") == NULL &&
+			main_value(argc, argv, &i, "--config", "<key=value>") == NULL &&
+			main_value(argc, argv, &i, "--enable", "<FEATURE>") == NULL &&
+			main_value(argc, argv, &i, "--disable", "<FEATURE>") == NULL) {
+			fprintf(stderr, "app-server proxy: unknown argument %s\n", argv[i]);
+			free(def);
+			return 2;
+		}
+	}
+	r = ws_proxy_main(path);
+	free(def);
+	return r;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -410,6 +448,7 @@ main(int argc, char **argv)
 		.grace = 3.0,
 	};
 	struct main_cli cli = {0};
+	char *listen_url = NULL;
 	const char *out = NULL, *v;
 	char *home;
 	int i = 1, r;
@@ -442,6 +481,11 @@ main(int argc, char **argv)
 	if (argc > i && strcmp(argv[i], "sandbox") == 0) {
 		free(home);
 		return sandbox_cli_main(argc - i, argv + i);
+	}
+	if (argc > i && strcmp(argv[i], "proxy") == 0) {
+		r = main_proxy(argc - i, argv + i, home);
+		free(home);
+		return r;
 	}
 	/* Upstream's options may come before or after `app-server`, and before a subcommand. */
 	for (; i < argc; i++) {
@@ -567,10 +611,19 @@ main(int argc, char **argv)
 		goto out;
 	if ((r = main_listen_check(cli.listen)) != 0)
 		goto out;
-	if (cli.listen != NULL && strcmp(cli.listen, "stdio://") != 0)
+	if (cli.listen != NULL && strcmp(cli.listen, "unix://") == 0) {
+		/* upstream's default control socket: the one `proxy` connects to */
+		char *sock = main_control_socket(home);
+
+		listen_url = xasprintf("unix://%s", sock);
+		free(sock);
+		opts.listen = listen_url;
+	} else if (cli.listen != NULL && strcmp(cli.listen, "stdio://") != 0)
 		opts.listen = cli.listen;
 	free(home);
-	return daemon_run(&opts);
+	r = daemon_run(&opts);
+	free(listen_url);
+	return r;
 out:
 	free(home);
 	return r;

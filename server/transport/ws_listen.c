@@ -167,6 +167,12 @@ ws_listen_unix(struct ws_listen *l, const char *path, char **cause)
 
 	if (slash != NULL && slash != dir) {
 		*slash = '\0';
+		/* missing parents too (a CODEX_HOME not made yet), each 0700 */
+		for (char *s = dir + 1; (s = strchr(s, '/')) != NULL; s++) {
+			*s = '\0';
+			(void)mkdir(dir, 0700);
+			*s = '/';
+		}
 		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
 			*cause = xasprintf("cannot create %s: %s", dir, strerror(errno));
 			goto out;

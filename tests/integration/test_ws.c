@@ -175,14 +175,18 @@ wsd_stop(struct wsd *d)
 	free(d->out);
 }
 
-/* Run ws_check.py's case against d; fails the test with its output unless it exits 0. */
+/*
+ * Run ws_check.py's case against d (through `app-server proxy` when proxy); fails the test with
+ * its output unless it exits 0.
+ */
 static void
-check(struct wsd *d, const char *name, const char *file)
+check_via(struct wsd *d, const char *name, const char *file, int proxy)
 {
 	char pid[16], *o = xasprintf("%s/check.out", d->dir),
 		      *e = xasprintf("%s/check.err", d->dir);
 	char *argv[] = {"python3", WS_CHECK, (char *)name, "--addr", d->url, "--pid", pid, "--log",
-		d->err, "--file", (char *)(file != NULL ? file : "/dev/null"), NULL};
+		d->err, "--file", (char *)(file != NULL ? file : "/dev/null"),
+		proxy ? "--proxy" : NULL, (char *)bin(), NULL};
 	int st;
 
 	snprintf(pid, sizeof pid, "%d", (int)d->pid);
@@ -198,6 +202,12 @@ check(struct wsd *d, const char *name, const char *file)
 	free(t);
 	free(o);
 	free(e);
+}
+
+static void
+check(struct wsd *d, const char *name, const char *file)
+{
+	check_via(d, name, file, 0);
 }
 
 /* Run the binary with args; its exit status and stderr. */
@@ -359,6 +369,9 @@ test_unix_socket(void **state)
 	assert_int_equal(lstat(sock, &st), 0);
 	wsd_start(&d2, url, NULL, NULL);
 	check(&d2, "basic", NULL);
+	/* `app-server proxy --sock PATH`: stdio bytes to the socket, WebSocket spoken through it */
+	check_via(&d2, "basic", NULL, 1);
+	check_via(&d2, "protocol", NULL, 1);
 	wsd_stop(&d2);
 	assert_int_equal(lstat(sock, &st), -1); /* removed at exit */
 	nftw(d.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -368,6 +381,39 @@ test_unix_socket(void **state)
 	free(url);
 	free(sock);
 	free(dir);
+}
+
+/* Bare unix://: upstream's control socket in CODEX_HOME, which `proxy` finds by default. */
+static void
+test_default_control_socket(void **state)
+{
+	struct wsd d;
+	char *want, *home, *o, *e, *text;
+	char *argv[] = {(char *)bin(), "proxy", NULL};
+	int st;
+
+	wsd_start(&d, "unix://", NULL, NULL);
+	want = xasprintf("unix://%s/home/app-server-control/app-server-control.sock", d.dir);
+	assert_string_equal(d.url, want);
+	check_via(&d, "basic", NULL, 1);
+	/* without --sock, with the daemon's CODEX_HOME: it connects; stdin at EOF ends it, 0 */
+	home = xasprintf("CODEX_HOME=%s/home", d.dir);
+	o = xasprintf("%s/p.out", d.dir);
+	e = xasprintf("%s/p.err", d.dir);
+	{
+		char *env[] = {home, NULL};
+
+		st = wait_for(spawn(argv, o, e, env), 10);
+	}
+	text = slurp(e);
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("proxy: status %d: %s", st, text);
+	free(text);
+	wsd_stop(&d);
+	free(want);
+	free(home);
+	free(o);
+	free(e);
 }
 
 /* RFC 6455 from an independent implementation: node's WebSocket (undici). */
@@ -411,6 +457,7 @@ main(void)
 		cmocka_unit_test(test_client_never_reads),
 		cmocka_unit_test(test_churn_no_fd_growth),
 		cmocka_unit_test(test_unix_socket),
+		cmocka_unit_test(test_default_control_socket),
 		cmocka_unit_test(test_node_client),
 	};
 

@@ -27,6 +27,13 @@ def fail(msg):
 
 def raw_connect(timeout=10.0):
     a = ARGS.addr
+    if ARGS.proxy:
+        # through `app-server proxy`: its stdin and stdout are one end of a socket pair
+        s, theirs = socket.socketpair()
+        subprocess.Popen([ARGS.proxy, "proxy", "--sock", a[7:]], stdin=theirs, stdout=theirs)
+        theirs.close()
+        s.settimeout(timeout)
+        return s
     if a.startswith("unix://"):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.settimeout(timeout)
@@ -419,6 +426,7 @@ def main():
     ap.add_argument("--pid", type=int, default=0)
     ap.add_argument("--log")
     ap.add_argument("--file")
+    ap.add_argument("--proxy", help="the app-server binary: connect through its proxy")
     ARGS = ap.parse_args()
     try:
         CASES[ARGS.case]()
