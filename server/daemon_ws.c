@@ -224,14 +224,16 @@ wsd_deadline_cb(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* What upstream prints on stderr once listening. */
 static void
-wsd_banner(const char *url)
+wsd_banner(const char *url, int loopback)
 {
 	if (strncmp(url, "ws://", 5) == 0)
 		fprintf(stderr,
 			"codex app-server (WebSockets)\n  listening on: %s\n  readyz: http://%s/readyz\n"
-			"  healthz: http://%s/healthz\n  note: binds localhost only (use SSH "
-			"port-forwarding for remote access)\n",
-			url, url + 5, url + 5);
+			"  healthz: http://%s/healthz\n  note: %s\n",
+			url, url + 5, url + 5,
+			loopback
+				? "binds localhost only (use SSH port-forwarding for remote access)"
+				: "websocket auth is required for non-localhost listeners");
 	else
 		fprintf(stderr,
 			"codex app-server (WebSockets over a Unix socket)\n  listening on: %s\n",
@@ -250,6 +252,7 @@ daemon_ws_run(struct ev_loop *loop, const struct daemon_opts *opts)
 		.out_limit = WSD_OUT_LIMIT,
 		.handshake_timeout = WSD_HANDSHAKE_SECS,
 		.sha1 = digest_sha1,
+		.auth = opts->ws_auth,
 	};
 	struct wsd d = {.loop = loop, .grace = opts->grace};
 	struct wsd_client *cl;
@@ -259,10 +262,11 @@ daemon_ws_run(struct ev_loop *loop, const struct daemon_opts *opts)
 
 	d.ro.max_inflight = opts->max_inflight;
 	LIST_INIT(&d.clients);
-	if ((v = getenv("APP_SERVER_WS_QUEUE_LIMIT")) != NULL && atol(v) > 0)
-		lim.out_limit = (size_t)atol(v);
-	if ((v = getenv("APP_SERVER_WS_HANDSHAKE_SECS")) != NULL && atof(v) > 0)
-		lim.handshake_timeout = atof(v);
+	/* test knobs: a small queue bound, a short upgrade deadline */
+	if ((v = getenv("APP_SERVER_WS_QUEUE_LIMIT")) != NULL && strtoull(v, NULL, 10) > 0)
+		lim.out_limit = (size_t)strtoull(v, NULL, 10);
+	if ((v = getenv("APP_SERVER_WS_HANDSHAKE_SECS")) != NULL && strtod(v, NULL) > 0)
+		lim.handshake_timeout = strtod(v, NULL);
 	/* No stray write reaches the terminal's stdout, no child reads our stdin. */
 	if ((null = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0) {
 		dup2(null, STDIN_FILENO);
@@ -273,7 +277,14 @@ daemon_ws_run(struct ev_loop *loop, const struct daemon_opts *opts)
 		fprintf(stderr, "Error: %s\n", cause);
 		goto out;
 	}
-	wsd_banner(ws_listen_url(d.l));
+	{
+		int loopback = 1;
+		char *why = NULL;
+
+		(void)ws_listen_check(opts->listen, &loopback, &why);
+		free(why);
+		wsd_banner(ws_listen_url(d.l), loopback);
+	}
 	for (size_t i = 0; i < nitems(sigs); i++) {
 		ev_signal_init(&d.sig[i], wsd_signal_cb, sigs[i]);
 		d.sig[i].data = &d;

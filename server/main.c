@@ -20,6 +20,8 @@
 #include "protocol/defs/defs.h"
 #include "config/home.h"
 #include "sandbox/sandbox.h"
+#include "config/digest.h"
+#include "transport/ws_auth.h"
 #include "transport/ws_listen.h"
 #include "transport/ws_proxy.h"
 #include "protocol/version.h"
@@ -55,10 +57,10 @@ static const char usage[] =
 	"      --cloud-skills-snapshot <PATH>  accepted (the file must be readable); no cloud skills\n"
 	"      --code-mode-host <URL>  accepted and unused: there is no code mode\n"
 	"      --listen <URL>          stdio:// (the default; --stdio is the same), ws://IP:PORT\n"
-	"                              (loopback only), unix:///PATH or unix:// (docs/transports.md)\n"
+	"                              (loopback unless --ws-auth), unix:///PATH or unix://\n"
 	"      --analytics-default-enabled  accepted and does nothing: no analytics are sent\n"
 	"      --ws-auth, --ws-token-file, --ws-token-sha256, --ws-shared-secret-file, --ws-issuer,\n"
-	"      --ws-audience, --ws-max-clock-skew-seconds  refused: no WebSocket auth yet\n"
+	"      --ws-audience, --ws-max-clock-skew-seconds  WebSocket auth, as upstream's\n"
 	"      --max-line-bytes <N>    longest input line (K/M/G suffixes; default 64M)\n"
 	"      --max-inflight <N>      requests awaiting an answer before -32001\n"
 	"  -h, --help                  this text;  -V, --version  upstream's version, then ours\n";
@@ -266,7 +268,7 @@ main_listen(const char *url)
 
 /* After the options: what --listen asks for, as upstream refuses it; 0 or the exit status. */
 static int
-main_listen_check(const char *url)
+main_listen_check(const char *url, int authed)
 {
 	char *cause = NULL;
 	int loopback = 1;
@@ -280,8 +282,8 @@ main_listen_check(const char *url)
 	}
 	(void)ws_listen_check(url, &loopback, &cause);
 	free(cause);
-	if (!loopback) {
-		/* no --ws-auth yet: every non-loopback listener is refused, as upstream's */
+	if (!loopback && !authed) {
+		/* as upstream: a listener others can reach needs --ws-auth */
 		fprintf(stderr,
 			"Error: refusing to start non-loopback websocket listener %s without auth; "
 			"configure `--ws-auth capability-token` or `--ws-auth signed-bearer-token`\n",
@@ -386,8 +388,8 @@ main_strict(void)
 	return r;
 }
 
-/* An option upstream has for a transport we do not serve (WebSocket auth). */
-static int
+/* The --ws-* option argv[i] starts with (its name), or NULL. */
+static const char *
 main_ws_option(const char *arg)
 {
 	static const char *const ws[] = {"--ws-auth", "--ws-token-file", "--ws-token-sha256",
@@ -397,8 +399,8 @@ main_ws_option(const char *arg)
 	for (size_t k = 0; k < nitems(ws); k++)
 		if (strncmp(arg, ws[k], strlen(ws[k])) == 0 &&
 			(arg[strlen(ws[k])] == '\0' || arg[strlen(ws[k])] == '='))
-			return 1;
-	return 0;
+			return ws[k];
+	return NULL;
 }
 
 /* The control socket upstream's bare `unix://` and `proxy` use (malloc'd). */
@@ -448,8 +450,11 @@ main(int argc, char **argv)
 		.grace = 3.0,
 	};
 	struct main_cli cli = {0};
+	struct ws_auth_args ws_args = {0};
+	struct ws_auth_crypto crypto = {digest_sha256, digest_hmac_sha256};
+	struct ws_auth auth = {0};
 	char *listen_url = NULL;
-	const char *out = NULL, *v;
+	const char *out = NULL, *v, *ws;
 	char *home;
 	int i = 1, r;
 
@@ -566,13 +571,17 @@ main(int argc, char **argv)
 			}
 		} else if (main_value(argc, argv, &i, "--code-mode-host", "<URL>") != NULL) {
 			/* no code mode: the host is never contacted */
-		} else if (main_ws_option(argv[i])) {
-			fprintf(stderr,
-				"app-server: %s is WebSocket listener auth, which is not implemented "
-				"yet: listeners are loopback or Unix sockets without auth\n",
-				argv[i]);
-			r = 2;
-			goto out;
+		} else if ((ws = main_ws_option(argv[i])) != NULL) {
+			char *cause = NULL;
+
+			v = main_value(argc, argv, &i, ws, "<VALUE>");
+			if (ws_auth_arg(&ws_args, ws, v, &cause) != 0) {
+				fprintf(stderr, "%s\n\nFor more information, try '--help'.\n",
+					cause);
+				free(cause);
+				r = 2;
+				goto out;
+			}
 		} else if ((v = main_value(argc, argv, &i, "--max-inflight", "<N>")) != NULL) {
 			if (main_size(v, &opts.max_inflight) != 0) {
 				fprintf(stderr, "app-server: bad --max-inflight %s\n", v);
@@ -609,8 +618,19 @@ main(int argc, char **argv)
 	}
 	if (cli.strict && (r = main_strict()) != 0)
 		goto out;
-	if ((r = main_listen_check(cli.listen)) != 0)
+	{
+		char *cause = NULL;
+
+		if (ws_auth_setup(&auth, &ws_args, &crypto, &cause) != 0) {
+			fprintf(stderr, "Error: %s\n", cause);
+			free(cause);
+			r = 1;
+			goto out;
+		}
+	}
+	if ((r = main_listen_check(cli.listen, auth.mode != WS_AUTH_NONE)) != 0)
 		goto out;
+	opts.ws_auth = &auth;
 	if (cli.listen != NULL && strcmp(cli.listen, "unix://") == 0) {
 		/* upstream's default control socket: the one `proxy` connects to */
 		char *sock = main_control_socket(home);
@@ -623,8 +643,10 @@ main(int argc, char **argv)
 	free(home);
 	r = daemon_run(&opts);
 	free(listen_url);
+	ws_auth_clear(&auth);
 	return r;
 out:
+	ws_auth_clear(&auth);
 	free(home);
 	return r;
 }

@@ -19,6 +19,8 @@ static int (*digest_fn)(
 	const void *, size_t, unsigned char *, unsigned int *, const EVP_MD *, ENGINE *);
 static const EVP_MD *(*digest_sha256_fn)(void);
 static const EVP_MD *(*digest_sha1_fn)(void);
+static unsigned char *(*digest_hmac_fn)(const EVP_MD *, const void *, int, const unsigned char *,
+	size_t, unsigned char *, unsigned int *);
 
 static pthread_once_t digest_once = PTHREAD_ONCE_INIT;
 static int digest_ok;
@@ -34,7 +36,8 @@ digest_load_once(void)
 	f = dlsym(digest_lib, "EVP_Digest");
 	g = dlsym(digest_lib, "EVP_sha256");
 	h = dlsym(digest_lib, "EVP_sha1");
-	if (f == NULL || g == NULL || h == NULL)
+	if (f == NULL || g == NULL || h == NULL ||
+		(*(void **)&digest_hmac_fn = dlsym(digest_lib, "HMAC")) == NULL)
 		return;
 	*(void **)&digest_fn = f;
 	*(void **)&digest_sha256_fn = g;
@@ -95,4 +98,29 @@ digest_sha1(const void *data, size_t len, unsigned char out[20])
 		return -1;
 	memcpy(out, md, 20);
 	return 0;
+}
+
+int
+digest_sha256(const void *data, size_t len, unsigned char out[32])
+{
+	unsigned int n = 0;
+
+	return digest_load() == 0 && digest_fn(data, len, out, &n, digest_sha256_fn(), NULL) == 1 &&
+			n == 32
+		? 0
+		: -1;
+}
+
+int
+digest_hmac_sha256(
+	const void *key, size_t keylen, const void *data, size_t len, unsigned char out[32])
+{
+	unsigned int n = 0;
+
+	if (keylen > 0x7fffffff || digest_load() != 0)
+		return -1;
+	return digest_hmac_fn(digest_sha256_fn(), key, (int)keylen, data, len, out, &n) != NULL &&
+			n == 32
+		? 0
+		: -1;
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <wslay/wslay.h>
@@ -426,10 +427,11 @@ ws_conn_handshake(struct ws_conn *c)
 			log_info("ws %s: malformed or oversized upgrade request: 400", c->name);
 			ans = ws_http_bad_request(&len);
 		} else
-			ans = ws_http_answer(c->http, c->lim.sha1, &len, &status);
+			ans = ws_http_answer(c->http, c->lim.sha1, c->lim.auth,
+				(long long)time(NULL), &len, &status);
 		if (ans == NULL || ws_conn_write_all(c->fd, ans, len) != 0 || status != 101) {
 			if (status != 101 && status != 200)
-				log_info("ws %s: HTTP %d", c->name, status);
+				log_info("ws %s: HTTP %d", c->name, status); /* never the token */
 			free(ans);
 			return -1;
 		}

@@ -32,6 +32,7 @@ struct ws_conn_limits {
 	size_t out_limit;   /* queued output past this disconnects (a client that never reads) */
 	double handshake_timeout; /* seconds for the whole upgrade request (slowloris) */
 	ws_sha1_fn sha1;
+	const struct ws_auth *auth; /* --ws-auth, borrowed; NULL: none */
 };
 
 /* Take over fd (non-blocking, close-on-exec): read its upgrade request. */

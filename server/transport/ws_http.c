@@ -3,7 +3,8 @@
  * (recorded against its listener, docs/transports.md): a request carrying an Origin header is
  * refused with 403 before anything else (a browser page must not drive the daemon); GET
  * /readyz and /healthz answer 200 with an empty body; any other path is an upgrade, checked
- * in axum's order and words (method, Connection, Upgrade, Sec-WebSocket-Version, -Key).
+ * in axum's order and words (method, Connection, Upgrade, Sec-WebSocket-Version, -Key), then
+ * --ws-auth's bearer token (401 with upstream's text; probes need none, as upstream's).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,16 @@
 #define WS_GUID	     "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 #define WS_VALUE_MAX 4096 /* one header value, or the path */
 
-enum ws_hdr { HDR_NONE, HDR_CONNECTION, HDR_UPGRADE, HDR_KEY, HDR_VERSION, HDR_ORIGIN, HDR_N };
+enum ws_hdr {
+	HDR_NONE,
+	HDR_CONNECTION,
+	HDR_UPGRADE,
+	HDR_KEY,
+	HDR_VERSION,
+	HDR_ORIGIN,
+	HDR_AUTHORIZATION,
+	HDR_N
+};
 
 struct ws_http {
 	http_parser parser;
@@ -33,8 +43,8 @@ struct ws_http {
 	struct buf hdr[HDR_N];
 };
 
-static const char *const ws_hdr_names[HDR_N] = {
-	NULL, "connection", "upgrade", "sec-websocket-key", "sec-websocket-version", "origin"};
+static const char *const ws_hdr_names[HDR_N] = {NULL, "connection", "upgrade", "sec-websocket-key",
+	"sec-websocket-version", "origin", "authorization"};
 
 static int
 ws_http_url_cb(http_parser *p, const char *at, size_t n)
@@ -212,9 +222,10 @@ ws_http_bad_request(size_t *len)
 }
 
 char *
-ws_http_answer(struct ws_http *h, ws_sha1_fn sha1, size_t *len, int *status)
+ws_http_answer(struct ws_http *h, ws_sha1_fn sha1, const struct ws_auth *auth, long long now,
+	size_t *len, int *status)
 {
-	const char *path = buf_str(&h->path);
+	const char *path = buf_str(&h->path), *denied;
 	char accept[29];
 	char *s;
 
@@ -241,6 +252,13 @@ ws_http_answer(struct ws_http *h, ws_sha1_fn sha1, size_t *len, int *status)
 			"`Sec-WebSocket-Version` header did not include '13'", len);
 	if (h->hdr[HDR_KEY].len == 0)
 		return ws_http_plain(400, "Bad Request", "`Sec-WebSocket-Key` header missing", len);
+	/* --ws-auth: after the upgrade's own checks, as upstream's handler runs after axum's */
+	*status = 401;
+	denied = ws_auth_check(auth,
+		h->hdr[HDR_AUTHORIZATION].len > 0 ? buf_str(&h->hdr[HDR_AUTHORIZATION]) : NULL,
+		now);
+	if (denied != NULL)
+		return ws_http_plain(401, "Unauthorized", denied, len);
 	if (ws_http_accept_key(buf_str(&h->hdr[HDR_KEY]), sha1, accept) != 0)
 		return NULL;
 	*status = 101;

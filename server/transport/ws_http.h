@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "ws_auth.h"
+
 #define WS_HTTP_MORE 0 /* the request is not complete yet */
 #define WS_HTTP_DONE 1 /* complete: ask ws_http_answer */
 
@@ -28,9 +30,11 @@ int ws_http_feed(struct ws_http *h, const char *p, size_t n, size_t *used);
 /*
  * The answer to a complete request (malloc'd, its length in *len): 101 with the accept key,
  * 200 for a probe, 403 when an Origin header came (browsers), 400/405 for a bad upgrade as
- * upstream words them. *status is the HTTP status. NULL when sha1 fails.
+ * upstream words them, 401 when auth (may be NULL) refuses the bearer token. *status is the
+ * HTTP status. NULL when sha1 fails. now: Unix seconds (a JWT's exp and nbf).
  */
-char *ws_http_answer(struct ws_http *h, ws_sha1_fn sha1, size_t *len, int *status);
+char *ws_http_answer(struct ws_http *h, ws_sha1_fn sha1, const struct ws_auth *auth, long long now,
+	size_t *len, int *status);
 
 /* The answer to a request that ws_http_feed refused (400, connection closed). */
 char *ws_http_bad_request(size_t *len);

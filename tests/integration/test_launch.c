@@ -337,8 +337,9 @@ test_refusals(void **state)
 	refused(info, 2, "error: the following required arguments were not provided:");
 	refused(ws, 1,
 		"Error: refusing to start non-loopback websocket listener 0.0.0.0:0 without auth");
-	refused(auth, 2,
-		"app-server: --ws-auth is WebSocket listener auth, which is not implemented");
+	refused(auth, 1,
+		"Error: `--ws-token-file` or `--ws-token-sha256` is required when `--ws-auth "
+		"capability-token` is set");
 	refused(bad, 2, "error: invalid value 'bogus://' for '--listen <URL>'");
 }
 

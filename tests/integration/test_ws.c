@@ -33,6 +33,7 @@ struct wsd {
 	char dir[64];
 	char *err, *out;
 	char url[256];
+	const char *token; /* the bearer token clients send (--ws-auth) */
 };
 
 static double
@@ -111,7 +112,7 @@ bin(void)
 static void
 wsd_start(struct wsd *d, const char *url, const char *extra_arg, char *const env[])
 {
-	char *home, *argv[8];
+	char *home, *argv[16];
 	char *text, *p;
 	int n = 0;
 	double end;
@@ -125,7 +126,18 @@ wsd_start(struct wsd *d, const char *url, const char *extra_arg, char *const env
 	argv[n++] = (char *)bin();
 	argv[n++] = "--listen";
 	argv[n++] = (char *)url;
-	if (extra_arg != NULL) {
+	if (extra_arg != NULL && strncmp(extra_arg, "--", 2) == 0) {
+		/* "--ws-auth ... FILE": the auth options, space-separated */
+		static char buf[512];
+		char *t = buf;
+
+		snprintf(buf, sizeof buf, "%s", extra_arg);
+		while (t != NULL && n < 14) {
+			argv[n++] = t;
+			if ((t = strchr(t, ' ')) != NULL)
+				*t++ = '\0';
+		}
+	} else if (extra_arg != NULL) {
 		argv[n++] = "--max-line-bytes";
 		argv[n++] = (char *)extra_arg;
 	}
@@ -185,8 +197,9 @@ check_via(struct wsd *d, const char *name, const char *file, int proxy)
 	char pid[16], *o = xasprintf("%s/check.out", d->dir),
 		      *e = xasprintf("%s/check.err", d->dir);
 	char *argv[] = {"python3", WS_CHECK, (char *)name, "--addr", d->url, "--pid", pid, "--log",
-		d->err, "--file", (char *)(file != NULL ? file : "/dev/null"),
-		proxy ? "--proxy" : NULL, (char *)bin(), NULL};
+		d->err, "--file", (char *)(file != NULL ? file : "/dev/null"), "--token",
+		(char *)(d->token != NULL ? d->token : ""), proxy ? "--proxy" : NULL, (char *)bin(),
+		NULL};
 	int st;
 
 	snprintf(pid, sizeof pid, "%d", (int)d->pid);
@@ -260,7 +273,7 @@ test_cli_refusals(void **state)
 static void
 test_http_probes(void **state)
 {
-	struct wsd d;
+	struct wsd d = {0};
 
 	wsd_start(&d, "ws://127.0.0.1:0", NULL, NULL);
 	check(&d, "http", NULL);
@@ -270,7 +283,7 @@ test_http_probes(void **state)
 static void
 test_frames(void **state)
 {
-	struct wsd d;
+	struct wsd d = {0};
 
 	wsd_start(&d, "ws://127.0.0.1:0", NULL, NULL);
 	check(&d, "basic", NULL);
@@ -282,7 +295,7 @@ test_frames(void **state)
 static void
 test_huge_frames(void **state)
 {
-	struct wsd d;
+	struct wsd d = {0};
 
 	wsd_start(&d, "ws://127.0.0.1:0", "1M", NULL);
 	check(&d, "huge", NULL);
@@ -293,7 +306,7 @@ static void
 test_slowloris(void **state)
 {
 	static char *env[] = {"APP_SERVER_WS_HANDSHAKE_SECS=1", NULL};
-	struct wsd d;
+	struct wsd d = {0};
 
 	wsd_start(&d, "ws://127.0.0.1:0", NULL, env);
 	check(&d, "slowloris", NULL);
@@ -304,7 +317,7 @@ static void
 test_client_never_reads(void **state)
 {
 	static char *env[] = {"APP_SERVER_WS_QUEUE_LIMIT=4194304", "APP_SERVER_LOG=info", NULL};
-	struct wsd d;
+	struct wsd d = {0};
 	char *file, *log;
 	FILE *f;
 
@@ -327,7 +340,7 @@ test_client_never_reads(void **state)
 static void
 test_churn_no_fd_growth(void **state)
 {
-	struct wsd d;
+	struct wsd d = {0};
 
 	wsd_start(&d, "ws://127.0.0.1:0", NULL, NULL);
 	check(&d, "churn", NULL);
@@ -339,7 +352,7 @@ test_churn_no_fd_growth(void **state)
 static void
 test_unix_socket(void **state)
 {
-	struct wsd d, d2;
+	struct wsd d = {0}, d2 = {0};
 	struct stat st;
 	char *sock, *dir, *url, *err;
 	int status;
@@ -387,7 +400,7 @@ test_unix_socket(void **state)
 static void
 test_default_control_socket(void **state)
 {
-	struct wsd d;
+	struct wsd d = {0};
 	char *want, *home, *o, *e, *text;
 	char *argv[] = {(char *)bin(), "proxy", NULL};
 	int st;
@@ -416,6 +429,41 @@ test_default_control_socket(void **state)
 	free(e);
 }
 
+/* --ws-auth capability-token: a token file; 401s in upstream's words; non-loopback allowed. */
+static void
+test_capability_token(void **state)
+{
+	struct wsd d = {0};
+	char tokfile[] = "/tmp/test_ws_token.XXXXXX", *args, *log;
+	int fd = mkstemp(tokfile);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "  tok-3f9a7c\n", 13), 13);
+	close(fd);
+	args = xasprintf("--ws-auth capability-token --ws-token-file %s", tokfile);
+	wsd_start(&d, "ws://0.0.0.0:0", args, NULL);
+	log = slurp(d.err);
+	assert_non_null(
+		strstr(log, "note: websocket auth is required for non-localhost listeners"));
+	free(log);
+	/* 0.0.0.0 took a port on every address: the loopback one will do */
+	{
+		char port[16];
+
+		snprintf(port, sizeof port, "%s", strrchr(d.url, ':') + 1);
+		snprintf(d.url, sizeof d.url, "ws://127.0.0.1:%s", port);
+	}
+	d.token = "tok-3f9a7c";
+	check(&d, "auth", NULL);
+	check(&d, "basic", NULL);
+	log = slurp(d.err);
+	assert_null(strstr(log, "tok-3f9a7c")); /* never logged */
+	free(log);
+	wsd_stop(&d);
+	unlink(tokfile);
+	free(args);
+}
+
 /* RFC 6455 from an independent implementation: node's WebSocket (undici). */
 static void
 test_node_client(void **state)
@@ -423,7 +471,7 @@ test_node_client(void **state)
 	char *argv[] = {"node", "--experimental-websocket", WS_NODE, NULL, NULL};
 	char *probe[] = {"node", "--experimental-websocket", "-e",
 		"process.exit(typeof WebSocket === 'function' ? 0 : 1)", NULL};
-	struct wsd d;
+	struct wsd d = {0};
 	char *o, *e;
 	int st;
 
@@ -458,6 +506,7 @@ main(void)
 		cmocka_unit_test(test_churn_no_fd_growth),
 		cmocka_unit_test(test_unix_socket),
 		cmocka_unit_test(test_default_control_socket),
+		cmocka_unit_test(test_capability_token),
 		cmocka_unit_test(test_node_client),
 	};
 

@@ -55,8 +55,9 @@ class Conn:
 
     def handshake(self):
         key = base64.b64encode(os.urandom(16))
+        auth = b"Authorization: Bearer " + ARGS.token.encode() + b"\r\n" if ARGS.token else b""
         self.s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                       b"Sec-WebSocket-Key: " + key + b"\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                       b"Sec-WebSocket-Key: " + key + b"\r\nSec-WebSocket-Version: 13\r\n" + auth + b"\r\n")
         head = self.read_until(b"\r\n\r\n")
         want = base64.b64encode(hashlib.sha1(key + GUID).digest())
         lines = [ln.split(b":", 1) for ln in head.split(b"\r\n")[1:] if b":" in ln]
@@ -336,6 +337,24 @@ def case_noread():
     c.s.close()
 
 
+def case_auth():
+    """--ws-auth capability-token: upstream's 401 texts; the probes need no token"""
+    up = ["-H", "Upgrade: websocket", "-H", "Connection: Upgrade", "-H",
+          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "-H", "Sec-WebSocket-Version: 13"]
+    want = [([], "missing websocket bearer token"),
+            (["-H", "Authorization: Bearer not-" + ARGS.token], "invalid websocket bearer token"),
+            (["-H", "Authorization: Basic " + ARGS.token], "invalid authorization header")]
+    for extra, text in want:
+        if curl("/", *(up + extra)) != (401, text):
+            fail("%r: %r" % (extra, curl("/", *(up + extra))))
+    if curl("/readyz") != (200, ""):
+        fail("/readyz wants a token")
+    c = Conn()  # with the token
+    c.init()
+    c.send(8, struct.pack(">H", 1000))
+    c.expect_close(1000)
+
+
 def settle(want, what):
     deadline = time.monotonic() + 5
     while fd_count() > want and time.monotonic() < deadline:
@@ -427,6 +446,7 @@ def main():
     ap.add_argument("--log")
     ap.add_argument("--file")
     ap.add_argument("--proxy", help="the app-server binary: connect through its proxy")
+    ap.add_argument("--token", help="the bearer token the upgrade carries")
     ARGS = ap.parse_args()
     try:
         CASES[ARGS.case]()

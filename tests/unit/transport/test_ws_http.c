@@ -46,7 +46,7 @@ answer(const char *req, size_t step, int *status, size_t *used)
 		off += k;
 	}
 	if (r == WS_HTTP_DONE)
-		a = ws_http_answer(h, digest_sha1, &len, status);
+		a = ws_http_answer(h, digest_sha1, NULL, 0, &len, status);
 	else
 		*status = r < 0 ? -1 : 0;
 	ws_http_free(h);
