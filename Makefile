@@ -22,7 +22,8 @@ BASEFLAGS := -std=gnu11 -D_GNU_SOURCE -I. -Iserver \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 OPT      ?= -O2 -g
 CFLAGS   ?=
-LDLIBS   := -lev $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lutil -lpthread -lm
+# libwslay and libhttp-parser ship no .pc file in Debian 12: named directly.
+LDLIBS   := -lev $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lwslay -lhttp_parser -lutil -lpthread -lm
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Sources are found, never listed: every .c under these folders, at any depth (sub-folders such

@@ -9,7 +9,7 @@ need() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed' 
 # The sandbox tests run real tools under the sandbox (curl, wget, nc, ssh, ping, getent, git,
 # strace, python3, bash): they must exist for the test to prove the sandbox stops them.
 for p in build-essential pkg-config libev-dev libcurl4-openssl-dev libssl-dev libseccomp-dev libcmocka-dev \
-	libjansson-dev libsqlite3-dev libedit-dev json-schema-test-suite clang-format clang libclang-rt-dev python3 procps \
+	libjansson-dev libsqlite3-dev libedit-dev libwslay-dev libhttp-parser-dev json-schema-test-suite clang-format clang libclang-rt-dev python3 procps \
 	curl wget netcat-openbsd openssh-client iputils-ping git strace bash libc-bin; do
 	need "$p"
 done

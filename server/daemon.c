@@ -347,6 +347,10 @@ daemon_run(const struct daemon_opts *opts)
 	(void)cgroup_support();
 	digest_preload();
 	d.loop = ev_default_loop(EVFLAG_AUTO);
+	if (opts->listen != NULL) {
+		status = daemon_ws_run(d.loop, opts);
+		goto out;
+	}
 	if (daemon_stdio(&d) != 0)
 		goto out;
 	d.q = outq_new(d.loop, d.out_fd, opts->out_high, opts->out_low);

@@ -21,6 +21,10 @@
 #include "protocol/defs/defs.h"
 #include "config/home.h"
 #include "sandbox/sandbox.h"
+#include "config/digest.h"
+#include "transport/ws_auth.h"
+#include "transport/ws_listen.h"
+#include "transport/ws_proxy.h"
 #include "protocol/version.h"
 #include "protocol/xmalloc.h"
 #include "protocol/gen/schema.h"
@@ -40,6 +44,7 @@ static const char usage[] =
 	"       app-server generate-python --out DIR\n"
 	"       app-server sandbox [--policy JSON | --profile JSON] [--cwd DIR] -- CMD [ARG]...\n"
 	"       app-server sandbox --check\n"
+	"       app-server proxy [--sock PATH]\n"
 	"       app-server --help | --version\n"
 	"\n"
 	"Serves the Codex app-server JSON-RPC protocol (v2) on stdin/stdout, one JSON\n"
@@ -54,10 +59,11 @@ static const char usage[] =
 	"      --startup-sign-out      with --print-startup-config: accepted, nothing to sign out\n"
 	"      --cloud-skills-snapshot <PATH>  accepted (the file must be readable); no cloud skills\n"
 	"      --code-mode-host <URL>  accepted and unused: there is no code mode\n"
-	"      --listen <URL>          stdio:// only (the default); --stdio is the same\n"
+	"      --listen <URL>          stdio:// (the default; --stdio is the same), ws://IP:PORT\n"
+	"                              (loopback unless --ws-auth), unix:///PATH or unix://\n"
 	"      --analytics-default-enabled  accepted and does nothing: no analytics are sent\n"
 	"      --ws-auth, --ws-token-file, --ws-token-sha256, --ws-shared-secret-file, --ws-issuer,\n"
-	"      --ws-audience, --ws-max-clock-skew-seconds  refused: no WebSocket listener yet\n"
+	"      --ws-audience, --ws-max-clock-skew-seconds  WebSocket auth, as upstream's\n"
 	"      --max-line-bytes <N>    longest input line (K/M/G suffixes; default 64M)\n"
 	"      --max-inflight <N>      requests awaiting an answer before -32001\n"
 	"  -h, --help                  this text;  -V, --version  upstream's version, then ours\n";
@@ -233,18 +239,26 @@ main_feature(struct main_cli *cli, const char *name, int on)
 	return r;
 }
 
-/* --listen: stdio:// is what we serve; upstream's other transports are refused by name. */
+/*
+ * --listen: stdio:// (the default), ws://IP:PORT and unix:///PATH (daemon_ws.c), or off;
+ * a URL upstream would not take is refused in its (clap's) words.
+ */
 static int
 main_listen(const char *url)
 {
-	if (strcmp(url, "stdio://") == 0)
+	char *cause = NULL;
+	int loopback;
+
+	if (strcmp(url, "stdio://") == 0 || strcmp(url, "off") == 0 || strcmp(url, "unix://") == 0)
 		return 0;
-	if (strcmp(url, "off") == 0 || strncmp(url, "unix://", 7) == 0 ||
-		strncmp(url, "ws://", 5) == 0) {
+	if (strncmp(url, "unix://", 7) == 0 || strncmp(url, "ws://", 5) == 0) {
+		if (ws_listen_check(url, &loopback, &cause) == 0)
+			return 0;
 		fprintf(stderr,
-			"app-server: --listen %s is not supported: only stdio:// is served "
-			"(WebSocket and Unix socket transports are not implemented yet)\n",
-			url);
+			"error: invalid value '%s' for '--listen <URL>': %s\n\n"
+			"For more information, try '--help'.\n",
+			url, cause);
+		free(cause);
 		return -1;
 	}
 	fprintf(stderr,
@@ -253,6 +267,33 @@ main_listen(const char *url)
 		"For more information, try '--help'.\n",
 		url, url);
 	return -1;
+}
+
+/* After the options: what --listen asks for, as upstream refuses it; 0 or the exit status. */
+static int
+main_listen_check(const char *url, int authed)
+{
+	char *cause = NULL;
+	int loopback = 1;
+
+	if (url == NULL || strcmp(url, "stdio://") == 0)
+		return 0;
+	if (strcmp(url, "off") == 0) {
+		fputs("Error: no transport configured; use --listen or enable remote control\n",
+			stderr);
+		return 1;
+	}
+	(void)ws_listen_check(url, &loopback, &cause);
+	free(cause);
+	if (!loopback && !authed) {
+		/* as upstream: a listener others can reach needs --ws-auth */
+		fprintf(stderr,
+			"Error: refusing to start non-loopback websocket listener %s without auth; "
+			"configure `--ws-auth capability-token` or `--ws-auth signed-bearer-token`\n",
+			url + 5);
+		return 1;
+	}
+	return 0;
 }
 
 /*
@@ -350,8 +391,8 @@ main_strict(void)
 	return r;
 }
 
-/* An option upstream has for a transport we do not serve (WebSocket auth). */
-static int
+/* The --ws-* option argv[i] starts with (its name), or NULL. */
+static const char *
 main_ws_option(const char *arg)
 {
 	static const char *const ws[] = {"--ws-auth", "--ws-token-file", "--ws-token-sha256",
@@ -361,8 +402,44 @@ main_ws_option(const char *arg)
 	for (size_t k = 0; k < nitems(ws); k++)
 		if (strncmp(arg, ws[k], strlen(ws[k])) == 0 &&
 			(arg[strlen(ws[k])] == '\0' || arg[strlen(ws[k])] == '='))
-			return 1;
-	return 0;
+			return ws[k];
+	return NULL;
+}
+
+/* The control socket upstream's bare `unix://` and `proxy` use (malloc'd). */
+static char *
+main_control_socket(const char *home)
+{
+	return xasprintf("%s/app-server-control/app-server-control.sock", home);
+}
+
+/*
+ * `proxy [--sock PATH]` (upstream's flag; --socket too): stdio bytes to the daemon's socket.
+ * Upstream's -c/--enable/--disable are accepted: the daemon, not the proxy, reads config.
+ */
+static int
+main_proxy(int argc, char **argv, const char *home)
+{
+	char *def = main_control_socket(home);
+	const char *path = def, *v;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		if ((v = main_value(argc, argv, &i, "--sock", "<SOCKET_PATH>")) != NULL ||
+			(v = main_value(argc, argv, &i, "--socket", "<SOCKET_PATH>")) != NULL)
+			path = v;
+		else if (main_value(argc, argv, &i, "-c", "<key=value>") == NULL &&
+			main_value(argc, argv, &i, "--config", "<key=value>") == NULL &&
+			main_value(argc, argv, &i, "--enable", "<FEATURE>") == NULL &&
+			main_value(argc, argv, &i, "--disable", "<FEATURE>") == NULL) {
+			fprintf(stderr, "app-server proxy: unknown argument %s\n", argv[i]);
+			free(def);
+			return 2;
+		}
+	}
+	r = ws_proxy_main(path);
+	free(def);
+	return r;
 }
 
 int
@@ -376,7 +453,11 @@ main(int argc, char **argv)
 		.grace = 3.0,
 	};
 	struct main_cli cli = {0};
-	const char *out = NULL, *v;
+	struct ws_auth_args ws_args = {0};
+	struct ws_auth_crypto crypto = {digest_sha256, digest_hmac_sha256};
+	struct ws_auth auth = {0};
+	char *listen_url = NULL;
+	const char *out = NULL, *v, *ws;
 	char *home;
 	int i = 1, r;
 
@@ -408,6 +489,11 @@ main(int argc, char **argv)
 	if (argc > i && strcmp(argv[i], "sandbox") == 0) {
 		free(home);
 		return sandbox_cli_main(argc - i, argv + i);
+	}
+	if (argc > i && strcmp(argv[i], "proxy") == 0) {
+		r = main_proxy(argc - i, argv + i, home);
+		free(home);
+		return r;
 	}
 	/* Upstream's options may come before or after `app-server`, and before a subcommand. */
 	for (; i < argc; i++) {
@@ -447,6 +533,13 @@ main(int argc, char **argv)
 				r = debug_models_main(argc - i - 1, argv + i + 1);
 			goto out;
 		} else if ((v = main_value(argc, argv, &i, "--listen", "<URL>")) != NULL) {
+			if (cli.listen != NULL) {
+				fputs("error: the argument '--listen <URL>' cannot be used multiple "
+				      "times\n\nFor more information, try '--help'.\n",
+					stderr);
+				r = 2;
+				goto out;
+			}
 			cli.listen = v;
 			if (main_listen(v) != 0) {
 				r = 2;
@@ -489,13 +582,17 @@ main(int argc, char **argv)
 			}
 		} else if (main_value(argc, argv, &i, "--code-mode-host", "<URL>") != NULL) {
 			/* no code mode: the host is never contacted */
-		} else if (main_ws_option(argv[i])) {
-			fprintf(stderr,
-				"app-server: %s is for WebSocket listeners (--listen ws://), which are "
-				"not implemented yet: only stdio:// is served\n",
-				argv[i]);
-			r = 2;
-			goto out;
+		} else if ((ws = main_ws_option(argv[i])) != NULL) {
+			char *cause = NULL;
+
+			v = main_value(argc, argv, &i, ws, "<VALUE>");
+			if (ws_auth_arg(&ws_args, ws, v, &cause) != 0) {
+				fprintf(stderr, "%s\n\nFor more information, try '--help'.\n",
+					cause);
+				free(cause);
+				r = 2;
+				goto out;
+			}
 		} else if ((v = main_value(argc, argv, &i, "--max-inflight", "<N>")) != NULL) {
 			if (main_size(v, &opts.max_inflight) != 0) {
 				fprintf(stderr, "app-server: bad --max-inflight %s\n", v);
@@ -532,9 +629,35 @@ main(int argc, char **argv)
 	}
 	if (cli.strict && (r = main_strict()) != 0)
 		goto out;
+	{
+		char *cause = NULL;
+
+		if (ws_auth_setup(&auth, &ws_args, &crypto, &cause) != 0) {
+			fprintf(stderr, "Error: %s\n", cause);
+			free(cause);
+			r = 1;
+			goto out;
+		}
+	}
+	if ((r = main_listen_check(cli.listen, auth.mode != WS_AUTH_NONE)) != 0)
+		goto out;
+	opts.ws_auth = &auth;
+	if (cli.listen != NULL && strcmp(cli.listen, "unix://") == 0) {
+		/* upstream's default control socket: the one `proxy` connects to */
+		char *sock = main_control_socket(home);
+
+		listen_url = xasprintf("unix://%s", sock);
+		free(sock);
+		opts.listen = listen_url;
+	} else if (cli.listen != NULL && strcmp(cli.listen, "stdio://") != 0)
+		opts.listen = cli.listen;
 	free(home);
-	return daemon_run(&opts);
+	r = daemon_run(&opts);
+	free(listen_url);
+	ws_auth_clear(&auth);
+	return r;
 out:
+	ws_auth_clear(&auth);
 	free(home);
 	return r;
 }

@@ -303,6 +303,36 @@ thread_api_unload(struct session *s, const char *id)
 		store_unload(t);
 }
 
+/*
+ * A connection went (docs/transports.md): the threads whose turns report to it, and those it
+ * was the last to subscribe to, unload as they would at the end of stdio (a running turn is
+ * interrupted and its processes killed). Threads other connections loaded stay.
+ */
+void
+thread_api_session_end(struct session *s)
+{
+	struct thread_slot *sl, *next;
+	struct turn_thread *head;
+	char id[40];
+
+	while ((head = s->turns) != NULL) {
+		snprintf(id, sizeof id, "%s", head->id);
+		thread_api_unload(s, id);
+		if (s->turns == head) /* not in a slot: free it by hand */
+			thread_api_drop_agent(s, id);
+		if (s->turns == head)
+			break;
+	}
+	for (sl = TAILQ_FIRST(&thread_slots); sl != NULL; sl = next) {
+		next = TAILQ_NEXT(sl, entry);
+		if (sl->s != s)
+			continue;
+		snprintf(id, sizeof id, "%s", sl->id);
+		thread_api_unload(s, id);
+		next = TAILQ_FIRST(&thread_slots); /* the unload may have freed others */
+	}
+}
+
 void
 thread_api_shutdown(struct session *s)
 {

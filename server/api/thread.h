@@ -43,6 +43,8 @@ void thread_api_drop_agent(struct session *s, const char *thread_id);
 void thread_api_unload(struct session *s, const char *thread_id);
 /* Daemon exit: every loaded thread unloads, the store closes (before the rpc layer goes). */
 void thread_api_shutdown(struct session *s);
+/* A connection ended: unload the threads that report to it (docs/transports.md). */
+void thread_api_session_end(struct session *s);
 
 /* Answer a store error (r < 0) in upstream's terms: -32600 / -32602 (+ data) / -32603. */
 void thread_api_error(struct rpc_req *req, int r, const char *cause, const char *cursor);

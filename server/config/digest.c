@@ -1,12 +1,14 @@
 /*
- * SHA-256 from OpenSSL's libcrypto, loaded at run time: linking it would map and initialise
- * 1.4 MB of it before main, for a digest only config/read computes. The daemon loads it on a
+ * SHA-256 and SHA-1 from OpenSSL's libcrypto, loaded at run time: linking it would map and
+ * initialise 1.4 MB of it before main, for digests only config/read (SHA-256) and the WebSocket
+ * handshake (SHA-1, RFC 6455's Sec-WebSocket-Accept) compute. The daemon loads it on a
  * thread of its own at start-up (digest_preload) while the client starts and says hello, so
  * that the first config/read of a client's start-up does not wait 2-4 ms for it on the loop.
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <openssl/evp.h>
 
@@ -16,6 +18,9 @@ static void *digest_lib;
 static int (*digest_fn)(
 	const void *, size_t, unsigned char *, unsigned int *, const EVP_MD *, ENGINE *);
 static const EVP_MD *(*digest_sha256_fn)(void);
+static const EVP_MD *(*digest_sha1_fn)(void);
+static unsigned char *(*digest_hmac_fn)(const EVP_MD *, const void *, int, const unsigned char *,
+	size_t, unsigned char *, unsigned int *);
 
 static pthread_once_t digest_once = PTHREAD_ONCE_INIT;
 static int digest_ok;
@@ -24,16 +29,19 @@ static int digest_ok;
 static void
 digest_load_once(void)
 {
-	void *f, *g;
+	void *f, *g, *h;
 
 	if ((digest_lib = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL)) == NULL)
 		return;
 	f = dlsym(digest_lib, "EVP_Digest");
 	g = dlsym(digest_lib, "EVP_sha256");
-	if (f == NULL || g == NULL)
+	h = dlsym(digest_lib, "EVP_sha1");
+	if (f == NULL || g == NULL || h == NULL ||
+		(*(void **)&digest_hmac_fn = dlsym(digest_lib, "HMAC")) == NULL)
 		return;
 	*(void **)&digest_fn = f;
 	*(void **)&digest_sha256_fn = g;
+	*(void **)&digest_sha1_fn = h;
 	digest_ok = 1;
 }
 
@@ -77,4 +85,42 @@ digest_sha256_hex(const void *data, size_t len, char out[65])
 	for (unsigned int i = 0; i < n; i++)
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 	return 0;
+}
+
+int
+digest_sha1(const void *data, size_t len, unsigned char out[20])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+
+	if (digest_load() != 0 || digest_fn(data, len, md, &n, digest_sha1_fn(), NULL) != 1 ||
+		n != 20)
+		return -1;
+	memcpy(out, md, 20);
+	return 0;
+}
+
+int
+digest_sha256(const void *data, size_t len, unsigned char out[32])
+{
+	unsigned int n = 0;
+
+	return digest_load() == 0 && digest_fn(data, len, out, &n, digest_sha256_fn(), NULL) == 1 &&
+			n == 32
+		? 0
+		: -1;
+}
+
+int
+digest_hmac_sha256(
+	const void *key, size_t keylen, const void *data, size_t len, unsigned char out[32])
+{
+	unsigned int n = 0;
+
+	if (keylen > 0x7fffffff || digest_load() != 0)
+		return -1;
+	return digest_hmac_fn(digest_sha256_fn(), key, (int)keylen, data, len, out, &n) != NULL &&
+			n == 32
+		? 0
+		: -1;
 }

@@ -55,6 +55,11 @@ struct outq {
 	void *drain_arg;
 	void (*broken_cb)(void *);
 	void *broken_arg;
+	/* A sink instead of fd (a WebSocket connection): it frames what it takes. */
+	ssize_t (*sink)(void *, const struct iovec *, int);
+	void *sink_arg;
+	int sink_blocked; /* the sink said EAGAIN: it calls outq_flush when it has room */
+	size_t limit;	  /* pending past this breaks the queue (ENOBUFS); 0: none */
 };
 
 static void outq_io_cb(struct ev_loop *, ev_io *, int);
@@ -89,6 +94,39 @@ outq_new(struct ev_loop *loop, int fd, size_t high, size_t low)
 		ev_unref(loop);
 	}
 	return q;
+}
+
+/*
+ * A queue handing its bytes to sink instead of writing an fd: sink takes what it can of the
+ * iovecs (whole lines or not) and returns how much, or -1 with errno (EAGAIN: it calls
+ * outq_flush once it has room again; anything else breaks the queue).
+ */
+struct outq *
+outq_new_sink(struct ev_loop *loop, ssize_t (*sink)(void *, const struct iovec *, int), void *arg,
+	size_t high, size_t low)
+{
+	struct outq *q = xcalloc(1, sizeof *q);
+
+	q->loop = loop;
+	q->fd = -1;
+	q->high = high;
+	q->low = low < high ? low : high / 2;
+	q->sink = sink;
+	q->sink_arg = arg;
+	ev_io_init(&q->io, outq_io_cb, -1, EV_WRITE);
+	ev_io_init(&q->hup, outq_hup_cb, -1, EV_READ);
+	ev_prepare_init(&q->prepare, outq_prepare_cb);
+	ev_prepare_start(loop, &q->prepare);
+	ev_unref(loop);
+	ev_timer_init(&q->trim, outq_trim_cb, OUTQ_TRIM, 0.);
+	return q;
+}
+
+/* Past limit pending bytes the queue breaks (a client that stopped reading); 0: no limit. */
+void
+outq_set_limit(struct outq *q, size_t limit)
+{
+	q->limit = limit;
 }
 
 static void
@@ -248,12 +286,18 @@ outq_regrow(struct outq *q, size_t keep, size_t n)
 	return nb->data;
 }
 
+static void outq_set_broken(struct outq *q, int err);
+
 static void
 outq_update(struct outq *q)
 {
 	if (!q->congested && q->pending > q->high)
 		q->congested = 1;
-	if (q->pending >= OUTQ_EAGER && !ev_is_active(&q->io))
+	if (q->limit > 0 && q->pending > q->limit) {
+		outq_set_broken(q, ENOBUFS);
+		return;
+	}
+	if (q->pending >= OUTQ_EAGER && !ev_is_active(&q->io) && !q->sink_blocked)
 		outq_flush(q);
 }
 
@@ -364,6 +408,7 @@ outq_flush(struct outq *q)
 	ssize_t n;
 	int cnt;
 
+	q->sink_blocked = 0;
 	while (q->pending > 0 && !q->broken) {
 		cnt = 0;
 		for (b = q->head; b != NULL && cnt < OUTQ_IOV; b = b->next) {
@@ -373,10 +418,15 @@ outq_flush(struct outq *q)
 			iov[cnt].iov_len = b->end - b->start;
 			cnt++;
 		}
-		n = writev(q->fd, iov, cnt);
+		n = q->sink != NULL ? q->sink(q->sink_arg, iov, cnt) : writev(q->fd, iov, cnt);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN && q->sink != NULL) {
+				q->sink_blocked = 1;
+				outq_check_low(q);
+				return 0;
+			}
 			if (errno == EAGAIN) {
 				if (!ev_is_active(&q->io))
 					ev_io_start(q->loop, &q->io);
@@ -418,7 +468,7 @@ outq_prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 {
 	struct outq *q = container_of(w, struct outq, prepare);
 
-	if (q->pending > 0 && !ev_is_active(&q->io))
+	if (q->pending > 0 && !ev_is_active(&q->io) && !q->sink_blocked)
 		outq_flush(q);
 }
 

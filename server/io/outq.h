@@ -9,13 +9,24 @@
 #define OUTQ_H
 
 #include <stddef.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 #include <ev.h>
 
 struct outq;
 
 struct outq *outq_new(struct ev_loop *loop, int fd, size_t high, size_t low);
+/*
+ * A queue handing its bytes to sink instead of an fd (a WebSocket connection frames each
+ * line): sink returns the bytes it took, or -1 with errno; EAGAIN means it calls outq_flush
+ * once it has room again, anything else breaks the queue.
+ */
+struct outq *outq_new_sink(struct ev_loop *loop, ssize_t (*sink)(void *, const struct iovec *, int),
+	void *arg, size_t high, size_t low);
 void outq_free(struct outq *q);
+/* Past limit pending bytes the queue breaks (ENOBUFS: a client that stopped reading). */
+void outq_set_limit(struct outq *q, size_t limit);
 
 /* Contiguous room for n bytes at the tail; write into it, then outq_commit. */
 char *outq_reserve(struct outq *q, size_t n);

@@ -327,7 +327,7 @@ test_refusals(void **state)
 	static const char *const both[] = {"app-server", "--stdio", "--listen", "stdio://", NULL};
 	static const char *const info[] = {
 		"app-server", "--startup-client-info", "{\"name\":\"x\",\"version\":\"1\"}", NULL};
-	static const char *const ws[] = {"app-server", "--listen", "ws://127.0.0.1:0", NULL};
+	static const char *const ws[] = {"app-server", "--listen", "ws://0.0.0.0:0", NULL};
 	static const char *const auth[] = {"app-server", "--ws-auth", "capability-token", NULL};
 	static const char *const bad[] = {"app-server", "--listen", "bogus://", NULL};
 
@@ -335,8 +335,11 @@ test_refusals(void **state)
 	refused(feature, 1, "Error: Unknown feature flag: bogus_feature\n");
 	refused(both, 2, "error: the argument '--stdio' cannot be used with '--listen <URL>'");
 	refused(info, 2, "error: the following required arguments were not provided:");
-	refused(ws, 2, "app-server: --listen ws://127.0.0.1:0 is not supported: only stdio://");
-	refused(auth, 2, "app-server: --ws-auth is for WebSocket listeners");
+	refused(ws, 1,
+		"Error: refusing to start non-loopback websocket listener 0.0.0.0:0 without auth");
+	refused(auth, 1,
+		"Error: `--ws-token-file` or `--ws-token-sha256` is required when `--ws-auth "
+		"capability-token` is set");
 	refused(bad, 2, "error: invalid value 'bogus://' for '--listen <URL>'");
 }
 
