@@ -15,6 +15,7 @@ Rooms and who may include whom (a room's sub-folders are part of it):
   server/fs/          protocol/, io/
   server/skills/      protocol/, io/, config/, fs/        (reserved: skill discovery)
   server/mcp/         protocol/, sandbox/, io/, config/, exec/  (reserved: the MCP client)
+  server/hooks/       protocol/, sandbox/, io/, config/, exec/  (lifecycle hooks)
   server/agent/       protocol/, sandbox/, io/, config/, account/, model/, exec/, thread/, fs/,
                       skills/, mcp/ (never rpc/, api/)
   server/mockmodel/   protocol/, io/, config/
@@ -54,13 +55,15 @@ ALLOW = {
     'server/fs': {'protocol', 'server/io'},
     'server/skills': {'protocol', 'server/io', 'server/config', 'server/fs'},
     'server/mcp': {'protocol', 'sandbox', 'server/io', 'server/config', 'server/exec'},
+    'server/hooks': {'protocol', 'sandbox', 'server/io', 'server/config', 'server/exec'},
     'server/agent': {'protocol', 'sandbox', 'server/io', 'server/config', 'server/account',
                      'server/model', 'server/exec', 'server/thread', 'server/fs',
-                     'server/skills', 'server/mcp'},
+                     'server/skills', 'server/mcp', 'server/hooks'},
     'server/mockmodel': {'protocol', 'server/io', 'server/config'},
     'server/api': {'protocol', 'sandbox', 'server/io', 'server/transport', 'server/rpc',
                    'server/config', 'server/account', 'server/model', 'server/exec',
-                   'server/thread', 'server/fs', 'server/skills', 'server/mcp', 'server/agent'},
+                   'server/thread', 'server/fs', 'server/skills', 'server/mcp', 'server/agent',
+                   'server/hooks'},
     'server': None,  # main.c and daemon.c: anything
     'clients/cli': {'protocol', 'server/io'},
 }

@@ -44,7 +44,7 @@ const struct pmethod pmethods[] = {
 		"ExperimentalFeatureEnablementSetResponse", "v2",
 		"Process-wide runtime enablement of the flags upstream lets clients toggle."},
 	{"hooks/list", PM_REQUEST, "HooksListParams", "HooksListResponse", "v2",
-		"Lifecycle hooks per cwd (none: hooks are not run here)."},
+		"Lifecycle hooks per cwd: config.toml [hooks] and hooks.json, trust included."},
 	{"app/list", PM_REQUEST, "AppsListParams", "AppsListResponse", "v2",
 		"Apps (connectors): none without a ChatGPT login, as upstream."},
 	{"plugin/list", PM_REQUEST, "PluginListParams", "PluginListResponse", "v2",

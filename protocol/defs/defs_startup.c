@@ -171,7 +171,7 @@ static const struct pfield hooks_list_response[] = {
 static const struct pfield hooks_list_entry[] = {
 	{"cwd", "string", PF_REQ, NULL, NULL},
 	{"errors", "HookErrorInfo[]", PF_REQ, NULL, NULL},
-	{"hooks", "any[]", PF_REQ, NULL, "Always empty here: we run no hooks."},
+	{"hooks", "any[]", PF_REQ, NULL, "HookMetadata[] as upstream lists them (server/hooks/)."},
 	{"warnings", "string[]", PF_REQ, NULL, NULL},
 	{NULL},
 };

@@ -1,8 +1,8 @@
 /*
  * The small methods real clients call at start-up (notes/real-clients.md §1), answered as
  * upstream 0.169 answers them for a user without a ChatGPT login: modelProvider/list and
- * capabilities, experimentalFeature/list and enablement/set, hooks/list (we run no hooks:
- * every cwd has none), app/list and plugin/list (empty: both need a ChatGPT login upstream).
+ * capabilities, experimentalFeature/list and enablement/set, hooks/list (each cwd's layers'
+ * hooks, server/hooks/), app/list and plugin/list (empty: both need a ChatGPT login upstream).
  * Each request reads the configuration afresh, as config/read does.
  */
 #include <errno.h>
@@ -16,6 +16,7 @@
 #include "startup.h"
 #include "config/config.h"
 #include "config/features.h"
+#include "hooks/hooks.h"
 #include "protocol/xmalloc.h"
 #include "rpc/rpc.h"
 #include "thread/uuidv7.h"
@@ -184,7 +185,23 @@ startup_bad_thread_id(struct rpc_req *req, json_t *params)
 	return -1;
 }
 
-/* hooks/list: one empty entry per cwd asked (the daemon's cwd when none), as upstream. */
+/* One cwd's HooksListEntry: the hooks of its configuration layers, as upstream lists them. */
+static json_t *
+startup_hooks_entry(const char *cwd)
+{
+	char *cause = NULL;
+	struct config *c = config_load_cwd(cwd, &cause);
+	struct hook_set *hs = hooks_discover(c);
+	json_t *e = json_pack("{s:s, s:o, s:o, s:[]}", "cwd", cwd, "hooks", hooks_list_entries(hs),
+		"warnings", hooks_list_warnings(hs), "errors");
+
+	hooks_unref(hs);
+	config_free(c);
+	free(cause);
+	return e;
+}
+
+/* hooks/list: one entry per cwd asked (the daemon's cwd when none), as upstream. */
 static void
 startup_hooks_list(struct session *s, struct rpc_req *req, json_t *params)
 {
@@ -199,15 +216,11 @@ startup_hooks_list(struct session *s, struct rpc_req *req, json_t *params)
 	}
 	json_array_foreach(cwds, i, v)
 	{
-		json_array_append_new(data,
-			json_pack("{s:O, s:[], s:[], s:[]}", "cwd", v, "hooks", "warnings",
-				"errors"));
+		json_array_append_new(data, startup_hooks_entry(json_string_value(v)));
 	}
 	if (json_array_size(data) == 0) {
 		here = getcwd(NULL, 0);
-		json_array_append_new(data,
-			json_pack("{s:s, s:[], s:[], s:[]}", "cwd", here != NULL ? here : "/",
-				"hooks", "warnings", "errors"));
+		json_array_append_new(data, startup_hooks_entry(here != NULL ? here : "/"));
 		free(here);
 	}
 	rpc_reply(req, json_pack("{s:o}", "data", data));

@@ -2351,7 +2351,7 @@ class HooksListResponse(TypedDict, total=False):
 class HooksListEntry(TypedDict, total=False):
     cwd: Required[str]
     errors: Required[List["HookErrorInfo"]]
-    #: Always empty here: we run no hooks.
+    #: HookMetadata[] as upstream lists them (server/hooks/).
     hooks: Required[List[JsonValue]]
     warnings: Required[List[str]]
 
@@ -3154,7 +3154,7 @@ class RequestMethods:
         return self.request("experimentalFeature/enablement/set", params)
 
     def hooks_list(self, params: Optional[HooksListParams] = None) -> HooksListResponse:
-        """Lifecycle hooks per cwd (none: hooks are not run here)."""
+        """Lifecycle hooks per cwd: config.toml [hooks] and hooks.json, trust included."""
         return self.request("hooks/list", {} if params is None else params)
 
     def app_list(self, params: Optional[AppsListParams] = None) -> AppsListResponse:
@@ -3412,7 +3412,7 @@ class AsyncRequestMethods:
         return await self.request("experimentalFeature/enablement/set", params)
 
     async def hooks_list(self, params: Optional[HooksListParams] = None) -> HooksListResponse:
-        """Lifecycle hooks per cwd (none: hooks are not run here)."""
+        """Lifecycle hooks per cwd: config.toml [hooks] and hooks.json, trust included."""
         return await self.request("hooks/list", {} if params is None else params)
 
     async def app_list(self, params: Optional[AppsListParams] = None) -> AppsListResponse:

@@ -2321,7 +2321,7 @@ export type HooksListEntry = {
   cwd: string;
   errors: Array<HookErrorInfo>;
   /**
-   * Always empty here: we run no hooks.
+   * HookMetadata[] as upstream lists them (server/hooks/).
    */
   hooks: Array<JsonValue>;
   warnings: Array<string>;
@@ -3147,7 +3147,7 @@ export interface ClientRequestMap {
    */
   "experimentalFeature/enablement/set": { params: ExperimentalFeatureEnablementSetParams; result: ExperimentalFeatureEnablementSetResponse };
   /**
-   * Lifecycle hooks per cwd (none: hooks are not run here).
+   * Lifecycle hooks per cwd: config.toml [hooks] and hooks.json, trust included.
    */
   "hooks/list": { params: HooksListParams; result: HooksListResponse };
   /**
