@@ -64,7 +64,8 @@ struct config;
 struct model_provider;
 /* model/list's catalogue of a provider: an array of Model objects (new reference). */
 json_t *config_api_catalog(const struct config *c, const struct model_provider *p);
-/* debug_models.c: `debug models`, the catalogue in upstream's models.json shape, on stdout. */
+/* models/debug_models.c: `debug models`, the catalogue in upstream's models.json shape, on stdout.
+ */
 int debug_models_main(int argc, char **argv);
 
 #endif

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_catalog.h"
+#include "api/models/model_catalog.h"
 #include "profiles.h"
 #include "session.h"
 #include "thread.h"

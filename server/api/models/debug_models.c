@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api.h"
+#include "api/api.h"
 #include "config/config.h"
 #include "protocol/xmalloc.h"
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api.h"
+#include "api/api.h"
 #include "model_catalog.h"
 #include "protocol/xmalloc.h"
 
