@@ -12,7 +12,7 @@
 #include "api/api.h"
 #include "config/home.h"
 #include "io/log.h"
-#include "api/model_catalog.h"
+#include "api/models/model_catalog.h"
 #include "api/profiles.h"
 #include "rpc/rpc.h"
 #include "api/session.h"
