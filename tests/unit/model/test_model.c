@@ -48,8 +48,20 @@ log_cb(void *arg, const struct model_event *ev)
 	struct log *l = arg;
 	json_t *e = json_object();
 
-	static const char *const kinds[] = {"created", "item_added", "item_done", "text_delta",
-		"summary_delta", "summary_part", "reasoning_delta", "retry", "completed", "failed"};
+	static const char *const kinds[] = {
+		[MODEL_EV_CREATED] = "created",
+		[MODEL_EV_ITEM_ADDED] = "item_added",
+		[MODEL_EV_ITEM_DONE] = "item_done",
+		[MODEL_EV_TEXT_DELTA] = "text_delta",
+		[MODEL_EV_REASONING_SUMMARY_DELTA] = "summary_delta",
+		[MODEL_EV_REASONING_SUMMARY_PART] = "summary_part",
+		[MODEL_EV_REASONING_TEXT_DELTA] = "reasoning_delta",
+		[MODEL_EV_RETRY] = "retry",
+		[MODEL_EV_RATE_LIMITS] = "rate_limits",
+		[MODEL_EV_COMPLETED] = "completed",
+		[MODEL_EV_FAILED] = "failed",
+	};
+
 	json_object_set_new(e, "kind", json_string(kinds[ev->kind]));
 	if (ev->resp_id != NULL)
 		json_object_set_new(e, "resp_id", json_string(ev->resp_id));
