@@ -206,7 +206,7 @@ mcp_conn_forget(struct mcp_server *sv, long long id)
 
 /* A request's answer: result, or the error's message. */
 static void
-mcp_conn_answer(struct mcp_server *sv, long long id, json_t *result, const char *error)
+mcp_conn_answer(struct mcp_server *sv, long long id, json_t *result, int code, const char *error)
 {
 	struct mcp_req *rq = mcp_conn_take(sv, id);
 
@@ -214,7 +214,9 @@ mcp_conn_answer(struct mcp_server *sv, long long id, json_t *result, const char 
 		log_debug("mcp %s: answer to unknown request %lld", sv->name, id);
 		return;
 	}
-	if (rq->call != NULL)
+	if (rq->call != NULL && code != 0)
+		mcp_call_error(rq->call, code, error);
+	else if (rq->call != NULL)
 		mcp_call_finish(rq->call, result, error);
 	else
 		rq->fn(sv, result, error);
@@ -271,10 +273,11 @@ mcp_conn_message(struct mcp_server *sv, json_t *m)
 		mcp_conn_notification(sv, method, json_object_get(m, "params"));
 	else if (json_is_integer(id) && err != NULL) {
 		text = xstrdup(json_string_value(json_object_get(err, "message")) ?: "error");
-		mcp_conn_answer(sv, json_integer_value(id), NULL, text);
+		mcp_conn_answer(sv, json_integer_value(id), NULL,
+			(int)json_integer_value(json_object_get(err, "code")) ?: -32603, text);
 		free(text);
 	} else if (json_is_integer(id))
-		mcp_conn_answer(sv, json_integer_value(id), json_object_get(m, "result"), NULL);
+		mcp_conn_answer(sv, json_integer_value(id), json_object_get(m, "result"), 0, NULL);
 }
 
 /* The id a too long line's head names ({"jsonrpc":"2.0","id":N,...}), or -1. */
@@ -308,7 +311,7 @@ mcp_conn_line_cb(void *arg, const char *line, size_t len, int oversized)
 		if ((id = mcp_conn_head_id(line, len)) >= 0) {
 			why = xasprintf("MCP server `%s` sent a message larger than %u MiB",
 				sv->name, MCP_LINE_MAX >> 20);
-			mcp_conn_answer(sv, id, NULL, why);
+			mcp_conn_answer(sv, id, NULL, 0, why);
 			free(why);
 		}
 		return 0;

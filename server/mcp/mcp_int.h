@@ -96,6 +96,8 @@ void mcp_server_failed(struct mcp_server *sv, const char *error);
 void mcp_server_list_tools(struct mcp_server *sv);
 /* mcp_call.c */
 void mcp_call_finish(struct mcp_call *c, const json_t *result, const char *error);
+/* The server answered the call with a JSON-RPC error. */
+void mcp_call_error(struct mcp_call *c, int code, const char *error);
 void mcp_call_progress(struct mcp_server *sv, const json_t *params);
 void mcp_call_fail_all(struct mcp_server *sv, const char *error);
 
