@@ -204,6 +204,20 @@ const struct pmethod pmethods[] = {
 	{"thread/shellCommand", PM_REQUEST, "ThreadShellCommandParams",
 		"ThreadShellCommandResponse", "v2",
 		"Run the user's own shell command in the thread, unsandboxed (a `!cmd`)."},
+	/* MCP (defs_mcp.c) */
+	{"mcpServerStatus/list", PM_REQUEST, "ListMcpServerStatusParams",
+		"ListMcpServerStatusResponse", "v2",
+		"The MCP servers, their tools and resources (a thread's, or the config's)."},
+	{"mcpServer/tool/call", PM_REQUEST, "McpServerToolCallParams", "McpServerToolCallResponse",
+		"v2", "Call a tool of one of a loaded thread's MCP servers."},
+	{"mcpServer/resource/read", PM_REQUEST, "McpResourceReadParams", "McpResourceReadResponse",
+		"v2", "Read a resource of an MCP server."},
+	{"config/mcpServer/reload", PM_REQUEST, NULL, "McpServerRefreshResponse", "v2",
+		"Reread [mcp_servers]: each loaded thread takes it at its next turn."},
+	{"mcpServer/startupStatus/updated", PM_NOTIFICATION, "McpServerStatusUpdatedNotification",
+		NULL, "v2", NULL},
+	{"item/mcpToolCall/progress", PM_NOTIFICATION, "McpToolCallProgressNotification", NULL,
+		"v2", NULL},
 	{"configWarning", PM_NOTIFICATION, "ConfigWarningNotification", NULL, "v2",
 		"A problem with the configuration (e.g. config.toml does not parse)."},
 	{NULL},
@@ -212,7 +226,7 @@ const struct pmethod pmethods[] = {
 static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config, pdefs_fs,
 	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills, pdefs_config_write,
 	pdefs_startup, pdefs_requirements, pdefs_review, pdefs_history, pdefs_shellcmd,
-	pdefs_user_input, pdefs_account};
+	pdefs_user_input, pdefs_account, pdefs_mcp};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

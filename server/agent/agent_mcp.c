@@ -104,7 +104,7 @@ agent_mcp_start(struct agent_turn *t, const json_t *call, const char *call_id, i
 	const char *ns = json_string_value(json_object_get(call, "namespace"));
 	const char *text = json_string_value(json_object_get(call, "arguments"));
 	const json_t *tool = NULL;
-	struct mcp_call_cbs cbs;
+	struct mcp_call_cbs cbs = {0};
 	struct agent_mcp_call *c;
 	const char *why = NULL;
 	json_error_t err;

@@ -2,6 +2,7 @@
 #include <stddef.h>
 
 #include "api.h"
+#include "api/mcp/mcp_api.h"
 #include "config_write.h"
 #include "profiles.h"
 #include "startup.h"
@@ -25,5 +26,6 @@ const struct rpc_method *const api_methods[] = {
 	api_history_methods,
 	api_shellcmd_methods,
 	api_account_methods,
+	api_mcp_methods,
 	NULL,
 };

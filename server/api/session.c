@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "api/account/account_api.h"
+#include "api/mcp/mcp_api.h"
 #include "api.h"
 #include "protocol/xmalloc.h"
 #include "session.h"
@@ -27,6 +28,7 @@ session_free(struct session *s)
 	if (s == NULL)
 		return;
 	account_api_detach(s);
+	mcp_api_session_end(s);
 	command_exec_free(s->exec);
 	fs_session_free(s->fs);
 	skills_session_free(s->skills);

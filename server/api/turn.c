@@ -14,6 +14,7 @@
 #include "session.h"
 #include "thread.h"
 #include "turn.h"
+#include "api/mcp/mcp_api.h"
 #include "agent/agent.h"
 #include "agent/approval/approval_rules.h"
 #include "agent/modes/collab_mode.h"
@@ -345,6 +346,7 @@ turn_start(struct session *s, struct rpc_req *req, json_t *params)
 		rpc_reply_error(req, RPC_INVALID_REQUEST, "a turn is already running", NULL);
 		return;
 	}
+	mcp_api_turn_begin(s, tt); /* after config/mcpServer/reload */
 	r = turn_overrides(tt, params, &collab, &mode, &cause);
 	if (r == 0)
 		r = turn_opts(tt, input, json_is_null(schema) ? NULL : schema, &o, &cause);

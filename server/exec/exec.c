@@ -127,8 +127,8 @@ exec_drain_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct exec_proc *p = container_of(w, struct exec_proc, drain);
 
-	if (p->out.paused || p->err.paused) {
-		/* The client is slow, not the child: never drop output for that. */
+	if (p->out.paused || p->err.paused || p->out.held || p->err.held) {
+		/* The client (or the owner) is slow, not the child: never drop output for that. */
 		ev_timer_set(w, 0.1, 0.);
 		ev_timer_start(loop, w);
 		return;
@@ -185,6 +185,16 @@ exec_resume(struct exec_proc *p)
 			exec_stream_update(p, s[i]);
 		}
 	}
+}
+
+/* The owner stops (on) or resumes reading a stream, beside the queue's congestion. */
+void
+exec_hold(struct exec_proc *p, int stream, int on)
+{
+	struct exec_stream *s = stream == 0 ? &p->out : &p->err;
+
+	s->held = on != 0;
+	exec_stream_update(p, s);
 }
 
 int

@@ -76,6 +76,12 @@ int exec_write(struct exec_proc *p, const char *data, size_t n, int close_stdin,
 int exec_resize(struct exec_proc *p, unsigned short rows, unsigned short cols);
 /* The output queue drained: resume streams paused by its congestion. */
 void exec_resume(struct exec_proc *p);
+/*
+ * The owner stops (on 1) or resumes (0) reading stream 0 (stdout) or 1 (stderr), also from its
+ * output callback: no more bytes of that stream reach it until it resumes (the MCP client while
+ * it parses a big line beside the loop). A held stream keeps its process from finishing.
+ */
+void exec_hold(struct exec_proc *p, int stream, int on);
 
 enum exec_state exec_state(const struct exec_proc *p);
 pid_t exec_pid(const struct exec_proc *p);

@@ -25,6 +25,7 @@ struct exec_stream {
 	int dropped;	/* bytes past the cap were discarded */
 	int cap_sent;	/* the capReached frame went out */
 	int paused;	/* reading stopped while the output queue is congested */
+	int held;	/* reading stopped by the owner (exec_hold) */
 };
 
 struct exec_proc {

@@ -160,7 +160,7 @@ exec_stream_update(struct exec_proc *p, struct exec_stream *s)
 
 	if (s->fd < 0 || s->eof)
 		return;
-	if (!s->paused)
+	if (!s->paused && !s->held)
 		want |= EV_READ;
 	if ((p->flags & EXEC_PTY) && s == &p->out && p->in_off < p->in.len)
 		want |= EV_WRITE;
@@ -184,6 +184,8 @@ exec_stream_read(struct exec_proc *p, struct exec_stream *s)
 	ssize_t n;
 
 	while (reads++ < 16) { /* bounded: let the other fds have a turn */
+		if (s->held)
+			break; /* the owner's output callback asked for a pause */
 		if (p->o.streaming && outq_congested(p->o.q)) {
 			s->paused = 1;
 			break;

@@ -101,6 +101,7 @@ struct mcp_call_cbs {
 	/* result: CallToolResult (borrowed) or NULL with error (a message). Runs once, last. */
 	void (*done)(void *arg, const json_t *result, const char *error);
 	void *arg;
+	int *code; /* may be NULL: gets the server's JSON-RPC error code when it answered one */
 };
 
 /*
@@ -110,6 +111,12 @@ struct mcp_call_cbs {
  */
 struct mcp_call *mcp_call_tool(struct mcp_set *s, size_t i, const char *tool, const json_t *args,
 	const json_t *meta, const struct mcp_call_cbs *cbs, char **cause);
+/*
+ * Any other request (resources/read, resources/list...) to server i, params stolen (may be
+ * NULL), bounded by tool_timeout_sec; done hears the result. NULL when not ready (*cause).
+ */
+struct mcp_call *mcp_request(struct mcp_set *s, size_t i, const char *method, json_t *params,
+	const struct mcp_call_cbs *cbs, char **cause);
 /* Cancel: notifications/cancelled to the server, then done (error "cancelled") at once. */
 void mcp_call_cancel(struct mcp_call *c);
 

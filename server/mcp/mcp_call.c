@@ -1,7 +1,8 @@
 /*
- * tools/call on a ready server: the request carries a progressToken (the request's id), the
- * server's notifications/progress for it reach the caller, tool_timeout_sec bounds the wait.
- * Rule: `done` runs exactly once per call, last; after it the handle is gone.
+ * tools/call (and other requests: mcp_request) on a ready server: the request carries a
+ * progressToken (the request's id), the server's notifications/progress for it reach the caller,
+ * tool_timeout_sec bounds the wait. Rule: `done` runs exactly once per call, last; after it the
+ * handle is gone.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,14 @@ mcp_call_unlink(struct mcp_call *c)
 }
 
 void
+mcp_call_error(struct mcp_call *c, int code, const char *error)
+{
+	if (c->cbs.code != NULL)
+		*c->cbs.code = code;
+	mcp_call_finish(c, NULL, error);
+}
+
+void
 mcp_call_finish(struct mcp_call *c, const json_t *result, const char *error)
 {
 	struct mcp_call_cbs cbs = c->cbs;
@@ -37,38 +46,57 @@ mcp_call_finish(struct mcp_call *c, const json_t *result, const char *error)
 	cbs.done(cbs.arg, error == NULL ? result : NULL, error);
 }
 
-struct mcp_call *
-mcp_call_tool(struct mcp_set *s, size_t i, const char *tool, const json_t *args, const json_t *meta,
+/* Send method to a ready server as a call (params stolen). */
+static struct mcp_call *
+mcp_call_start(struct mcp_server *sv, const char *method, json_t *params,
 	const struct mcp_call_cbs *cbs, char **cause)
 {
-	struct mcp_server *sv = &s->sv[i];
 	struct mcp_call *c;
-	json_t *params, *m;
 
 	if (sv->state != MCP_READY) {
 		*cause = xasprintf(
 			"MCP server `%s` is not ready (%s)", sv->name, mcp_state_name(sv->state));
+		json_decref(params);
 		return NULL;
 	}
 	c = xcalloc(1, sizeof *c);
 	c->sv = sv;
 	c->cbs = *cbs;
-	c->id = sv->next_id; /* the id mcp_conn_request gives it */
-	m = json_is_object(meta) ? json_deep_copy(meta) : json_object();
-	json_object_set_new(m, "progressToken", json_integer(c->id));
-	params = json_pack("{s:o, s:s, s:O}", "_meta", m, "name", tool, "arguments",
-		json_is_object(args) ? args : json_object());
-	if (!json_is_object(args))
-		json_object_set_new(params, "arguments", json_object());
-	if (mcp_conn_request(sv, "tools/call", params, NULL, c, &c->id, cause) != 0) {
+	if (c->cbs.code != NULL)
+		*c->cbs.code = 0;
+	if (mcp_conn_request(sv, method, params, NULL, c, &c->id, cause) != 0) {
 		free(c);
 		return NULL;
 	}
 	c->next = sv->calls;
 	sv->calls = c;
 	ev_timer_init(&c->timeout, mcp_call_timeout_cb, sv->tool_timeout, 0.);
-	ev_timer_start(s->o.loop, &c->timeout);
+	ev_timer_start(sv->set->o.loop, &c->timeout);
 	return c;
+}
+
+struct mcp_call *
+mcp_call_tool(struct mcp_set *s, size_t i, const char *tool, const json_t *args, const json_t *meta,
+	const struct mcp_call_cbs *cbs, char **cause)
+{
+	struct mcp_server *sv = &s->sv[i];
+	json_t *params, *m;
+
+	m = json_is_object(meta) ? json_deep_copy(meta) : json_object();
+	/* the progressToken is the request's id: the one mcp_conn_request gives it */
+	json_object_set_new(m, "progressToken", json_integer(sv->next_id));
+	params = json_pack("{s:o, s:s, s:O}", "_meta", m, "name", tool, "arguments",
+		json_is_object(args) ? args : json_object());
+	if (!json_is_object(args))
+		json_object_set_new(params, "arguments", json_object());
+	return mcp_call_start(sv, "tools/call", params, cbs, cause);
+}
+
+struct mcp_call *
+mcp_request(struct mcp_set *s, size_t i, const char *method, json_t *params,
+	const struct mcp_call_cbs *cbs, char **cause)
+{
+	return mcp_call_start(&s->sv[i], method, params, cbs, cause);
 }
 
 /* notifications/cancelled, then the call ends now. */

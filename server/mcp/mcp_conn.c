@@ -206,7 +206,7 @@ mcp_conn_forget(struct mcp_server *sv, long long id)
 
 /* A request's answer: result, or the error's message. */
 static void
-mcp_conn_answer(struct mcp_server *sv, long long id, json_t *result, const char *error)
+mcp_conn_answer(struct mcp_server *sv, long long id, json_t *result, int code, const char *error)
 {
 	struct mcp_req *rq = mcp_conn_take(sv, id);
 
@@ -214,7 +214,9 @@ mcp_conn_answer(struct mcp_server *sv, long long id, json_t *result, const char 
 		log_debug("mcp %s: answer to unknown request %lld", sv->name, id);
 		return;
 	}
-	if (rq->call != NULL)
+	if (rq->call != NULL && code != 0)
+		mcp_call_error(rq->call, code, error);
+	else if (rq->call != NULL)
 		mcp_call_finish(rq->call, result, error);
 	else
 		rq->fn(sv, result, error);
@@ -271,10 +273,11 @@ mcp_conn_message(struct mcp_server *sv, json_t *m)
 		mcp_conn_notification(sv, method, json_object_get(m, "params"));
 	else if (json_is_integer(id) && err != NULL) {
 		text = xstrdup(json_string_value(json_object_get(err, "message")) ?: "error");
-		mcp_conn_answer(sv, json_integer_value(id), NULL, text);
+		mcp_conn_answer(sv, json_integer_value(id), NULL,
+			(int)json_integer_value(json_object_get(err, "code")) ?: -32603, text);
 		free(text);
 	} else if (json_is_integer(id))
-		mcp_conn_answer(sv, json_integer_value(id), json_object_get(m, "result"), NULL);
+		mcp_conn_answer(sv, json_integer_value(id), json_object_get(m, "result"), 0, NULL);
 }
 
 /* The id a too long line's head names ({"jsonrpc":"2.0","id":N,...}), or -1. */
@@ -293,6 +296,7 @@ mcp_conn_head_id(const char *line, size_t len)
 	return strtoll(p, NULL, 10);
 }
 
+/* One message line: parsed here, or beside the loop when big (1: the scan stops meanwhile). */
 static int
 mcp_conn_line_cb(void *arg, const char *line, size_t len, int oversized)
 {
@@ -307,22 +311,74 @@ mcp_conn_line_cb(void *arg, const char *line, size_t len, int oversized)
 		if ((id = mcp_conn_head_id(line, len)) >= 0) {
 			why = xasprintf("MCP server `%s` sent a message larger than %u MiB",
 				sv->name, MCP_LINE_MAX >> 20);
-			mcp_conn_answer(sv, id, NULL, why);
+			mcp_conn_answer(sv, id, NULL, 0, why);
 			free(why);
 		}
 		return 0;
 	}
 	if (len == 0)
 		return 0;
-	if ((m = json_loadb(line, len, 0, &e)) == NULL || !json_is_object(m)) {
+	if (len > MCP_PARSE_BIG && !sv->finishing && sv->proc != NULL &&
+		mcp_parse_start(sv, line, len) == 0) {
+		exec_hold(sv->proc, 0, 1);
+		return 1;
+	}
+	if ((m = json_loadb(line, len, 0, &e)) == NULL || !json_is_object(m))
 		log_info("mcp %s: not JSON-RPC on stdout: %.*s", sv->name,
 			(int)(len > 200 ? 200 : len), line);
-		json_decref(m);
-		return 0;
-	}
-	mcp_conn_message(sv, m);
+	else
+		mcp_conn_message(sv, m);
 	json_decref(m);
 	return 0;
+}
+
+/* Feed stdout bytes to the line buffer; those after a line gone to be parsed wait in pend. */
+static void
+mcp_conn_feed(struct mcp_server *sv, const char *data, size_t n)
+{
+	size_t avail, k;
+	char *at;
+
+	while (n > 0 && sv->parse == NULL && sv->out != NULL) {
+		at = linebuf_space(sv->out, &avail);
+		k = n < avail ? n : avail;
+		memcpy(at, data, k);
+		data += k;
+		n -= k;
+		linebuf_fill(sv->out, k, mcp_conn_line_cb, sv);
+	}
+	if (n > 0 && sv->parse != NULL) {
+		/* at most one read (the stream is held from the parse's start) */
+		sv->pend = xrealloc(sv->pend, sv->pend_len + n);
+		memcpy(sv->pend + sv->pend_len, data, n);
+		sv->pend_len += n;
+	}
+}
+
+void
+mcp_conn_parsed(struct mcp_server *sv, json_t *m, size_t len)
+{
+	char *pend;
+	size_t n;
+
+	log_info("mcp %s: a %zu-byte message parsed", sv->name, len);
+	if (m == NULL || !json_is_object(m))
+		log_info("mcp %s: not JSON-RPC on stdout (%zu bytes)", sv->name, len);
+	else
+		mcp_conn_message(sv, m);
+	if (sv->out == NULL)
+		return;
+	/* the lines behind it, then the bytes read after it */
+	if (linebuf_resume(sv->out, mcp_conn_line_cb, sv) != 0)
+		return;
+	pend = sv->pend;
+	n = sv->pend_len;
+	sv->pend = NULL;
+	sv->pend_len = 0;
+	mcp_conn_feed(sv, pend, n);
+	free(pend);
+	if (sv->parse == NULL && sv->proc != NULL)
+		exec_hold(sv->proc, 0, 0);
 }
 
 static int
@@ -340,19 +396,33 @@ static void
 mcp_conn_output(void *arg, int stream, const char *data, size_t n)
 {
 	struct mcp_server *sv = arg;
-	struct linebuf *lb = stream == 0 ? sv->out : sv->err;
-	linebuf_cb cb = stream == 0 ? mcp_conn_line_cb : mcp_conn_err_cb;
 	size_t avail, k;
 	char *at;
 
+	if (stream == 0) {
+		mcp_conn_feed(sv, data, n);
+		return;
+	}
 	while (n > 0) {
-		at = linebuf_space(lb, &avail);
+		at = linebuf_space(sv->err, &avail);
 		k = n < avail ? n : avail;
 		memcpy(at, data, k);
-		linebuf_fill(lb, k, cb, sv);
+		linebuf_fill(sv->err, k, mcp_conn_err_cb, sv);
 		data += k;
 		n -= k;
 	}
+}
+
+void
+mcp_conn_release(struct mcp_server *sv)
+{
+	mcp_parse_release(sv);
+	linebuf_free(sv->out);
+	linebuf_free(sv->err);
+	sv->out = sv->err = NULL;
+	free(sv->pend);
+	sv->pend = NULL;
+	sv->pend_len = 0;
 }
 
 /* The server's process is over (exited, or killed): what waited on it fails. */
@@ -362,12 +432,12 @@ mcp_conn_done(struct exec_proc *p, void *arg)
 	struct mcp_server *sv = arg;
 	char *why = xasprintf("MCP server `%s` exited (code %d)", sv->name, exec_exit_code(p));
 
+	sv->finishing = 1; /* its last line, if unterminated, is parsed here */
 	linebuf_finish(sv->out, mcp_conn_line_cb, sv);
+	sv->finishing = 0;
 	exec_free(p);
 	sv->proc = NULL;
-	linebuf_free(sv->out);
-	linebuf_free(sv->err);
-	sv->out = sv->err = NULL;
+	mcp_conn_release(sv);
 	log_info("%s", why);
 	if (sv->state == MCP_READY)
 		sv->died = 1;

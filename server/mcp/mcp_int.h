@@ -12,10 +12,12 @@
 
 struct exec_proc;
 struct linebuf;
+struct mcp_parse;
 struct mcp_server;
 
 #define MCP_LIST_PAGES	1000 /* tools/list pages followed, at most */
 #define MCP_STDERR_LINE 4096
+#define MCP_PARSE_BIG	(1u << 20) /* a longer message is parsed beside the loop */
 
 /* What an answered request goes on with (mcp_conn_request's callback). */
 typedef void (*mcp_answer_fn)(struct mcp_server *sv, json_t *result, const char *error);
@@ -46,6 +48,10 @@ struct mcp_server {
 	int relist;  /* tools/list_changed came during one: list again after it */
 	struct exec_proc *proc;
 	struct linebuf *out, *err;
+	struct mcp_parse *parse; /* a big line being parsed beside the loop: stdout is held */
+	char *pend;		 /* bytes read after that line, fed once it is back */
+	size_t pend_len;
+	int finishing; /* the process is over: its last line is parsed on the loop */
 	long long next_id;
 	struct mcp_req *reqs;
 	struct mcp_call *calls;
@@ -76,11 +82,22 @@ int mcp_conn_notify(struct mcp_server *sv, const char *method, json_t *params);
 void mcp_conn_forget(struct mcp_server *sv, long long id);
 /* Kill the server; every pending request and call fails with error. */
 void mcp_conn_kill(struct mcp_server *sv, const char *error);
+/* A big line's parse is back (msg NULL: not JSON): handle it, go on reading. */
+void mcp_conn_parsed(struct mcp_server *sv, json_t *msg, size_t len);
+/* Free the server's line buffers (a parse under way keeps the one its line is in). */
+void mcp_conn_release(struct mcp_server *sv);
+/* mcp_parse.c */
+/* Parse line (in sv->out, untouched until the parse is back) on a thread: 0, or -1. */
+int mcp_parse_start(struct mcp_server *sv, const char *line, size_t len);
+/* The server is going: its parse under way (if any) is dropped when it comes back. */
+void mcp_parse_release(struct mcp_server *sv);
 /* mcp_set.c */
 void mcp_server_failed(struct mcp_server *sv, const char *error);
 void mcp_server_list_tools(struct mcp_server *sv);
 /* mcp_call.c */
 void mcp_call_finish(struct mcp_call *c, const json_t *result, const char *error);
+/* The server answered the call with a JSON-RPC error. */
+void mcp_call_error(struct mcp_call *c, int code, const char *error);
 void mcp_call_progress(struct mcp_server *sv, const json_t *params);
 void mcp_call_fail_all(struct mcp_server *sv, const char *error);
 

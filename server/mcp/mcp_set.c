@@ -117,8 +117,7 @@ mcp_set_free(struct mcp_set *s)
 		mcp_conn_kill(sv, "the thread was closed");
 		mcp_server_reset(sv);
 		exec_free(sv->proc); /* killed, its tree released */
-		linebuf_free(sv->out);
-		linebuf_free(sv->err);
+		mcp_conn_release(sv);
 		json_decref(sv->init);
 		json_decref(sv->tools);
 		json_decref(sv->cfg);

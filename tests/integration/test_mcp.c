@@ -43,9 +43,11 @@
 	"`}]}"
 #define SCRIPT(calls) "{`responses`:[" RESP("0", calls) "," MSG("1") "],`repeat`:true}"
 
-/* A fixture whose config.toml has [mcp_servers.test] with args (TOML array items) and extra. */
+/* A fixture whose config.toml has [mcp_servers.test] with args (TOML array items) and extra;
+ * env: more daemon environment (NULL-terminated, may be NULL). */
 static void
-mcp_start(struct tt *f, const char *script, const char *args, const char *extra)
+mcp_start_env(struct tt *f, const char *script, const char *args, const char *extra,
+	const char *const *env)
 {
 	struct tt_opts o = {0};
 	char path[PATH_MAX], *cfg, *s = tt_script(script);
@@ -56,9 +58,16 @@ mcp_start(struct tt *f, const char *script, const char *args, const char *extra)
 		extra != NULL ? extra : "");
 	o.script = s;
 	o.config_extra = cfg;
+	o.env = env;
 	tt_start(f, &o);
 	free(cfg);
 	free(s);
+}
+
+static void
+mcp_start(struct tt *f, const char *script, const char *args, const char *extra)
+{
+	mcp_start_env(f, script, args, extra, NULL);
 }
 
 /* The next mcpServer/startupStatus/updated's params (new reference). */
@@ -506,6 +515,87 @@ test_big_result(void **state)
 	tt_stop(&f);
 }
 
+/* Where in msgs the answer to request id is (SIZE_MAX: nowhere). */
+static size_t
+mcp_answer_at(const json_t *msgs, long long id)
+{
+	json_t *m;
+	size_t i;
+
+	json_array_foreach((json_t *)msgs, i, m) if (json_object_get(m, "method") == NULL &&
+		json_integer_value(json_object_get(m, "id")) == id) return i;
+	return SIZE_MAX;
+}
+
+/* Where the n-th item/completed of an item of type is (SIZE_MAX: nowhere). */
+static size_t
+mcp_completed_at(const json_t *msgs, const char *type)
+{
+	json_t *m, *it;
+	size_t i;
+
+	json_array_foreach((json_t *)msgs, i, m)
+	{
+		if (strcmp(json_string_value(json_object_get(m, "method")) ?: "",
+			    "item/completed") != 0)
+			continue;
+		it = json_object_get(json_object_get(m, "params"), "item");
+		if (strcmp(json_string_value(json_object_get(it, "type")) ?: "", type) == 0)
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+/*
+ * A 50 MB result is parsed beside the loop: a request sent while the daemon's log says the
+ * parse is under way is answered before the call's item completes (parsed on the loop, the
+ * item completed first, since the request was read only after the parse). No timing: the log
+ * line marks the parse's start, the order of the answers shows the loop was free meanwhile.
+ */
+static void
+test_big_result_beside_the_loop(void **state)
+{
+	static const char *const env[] = {"APP_SERVER_LOG=info", NULL};
+	struct tt f;
+	json_t *p, *msgs;
+	long long id, deadline;
+	char *err = NULL;
+	size_t at, done;
+
+	(void)state;
+	mcp_start_env(&f, SCRIPT(CALL("call-1", "big", "{\\`mb\\`:50}")), NULL, NULL, env);
+	mcp_ready(&f);
+	p = json_pack("{s:s, s:o}", "threadId", f.thread_id, "input", tt_text("hi"));
+	id = asc_request(f.c, "turn/start", p);
+	asc_assert_result(asc_wait_response(f.c, id, asc_timeout(5000)));
+	deadline = asc_now_ms() + asc_timeout(20000);
+	for (;;) {
+		free(err);
+		err = asc_stderr(f.c);
+		if (strstr(err, "parsing a ") != NULL || asc_now_ms() > deadline)
+			break;
+		usleep(2000);
+	}
+	if (strstr(err, "-byte message beside the loop") == NULL)
+		fprintf(stderr, "daemon stderr: %.3000s\n", err);
+	assert_non_null(strstr(err, "-byte message beside the loop"));
+	id = asc_request(f.c, "thread/loaded/list", json_object());
+	msgs = tt_collect(&f, NULL, NULL);
+	at = mcp_answer_at(msgs, id);
+	done = mcp_completed_at(msgs, "mcpToolCall");
+	assert_true(at != SIZE_MAX);
+	assert_true(done != SIZE_MAX);
+	fprintf(stderr, "thread/loaded/list answered at %zu, the big item completed at %zu\n", at,
+		done);
+	assert_true(at < done);
+	free(err);
+	err = asc_stderr(f.c);
+	assert_non_null(strstr(err, "-byte message parsed"));
+	free(err);
+	json_decref(msgs);
+	tt_stop(&f);
+}
+
 /* tools/list_changed: the next model request offers the new list, the new tool works. */
 static void
 test_list_changed(void **state)
@@ -726,6 +816,7 @@ main(void)
 		cmocka_unit_test(test_interrupt_cancels_and_completes),
 		cmocka_unit_test(test_hang_at_start_times_out),
 		cmocka_unit_test(test_big_result),
+		cmocka_unit_test(test_big_result_beside_the_loop),
 		cmocka_unit_test(test_list_changed),
 		cmocka_unit_test(test_500_tools_paged),
 		cmocka_unit_test(test_tool_timeout),

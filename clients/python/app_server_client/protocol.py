@@ -2970,6 +2970,180 @@ class AccountRateLimitsUpdatedNotification(TypedDict, total=False):
     rateLimits: Required["RateLimitSnapshot"]
 
 
+class ListMcpServerStatusParams(TypedDict, total=False):
+    #: Opaque pagination cursor returned by a previous call.
+    cursor: Optional[str]
+    #: Controls how much MCP inventory data to fetch for each server. Defaults to `Full` when omitted.
+    detail: Optional["McpServerStatusDetail"]
+    #: Optional page size; defaults to a server-defined value.
+    limit: Optional[int]
+    #: Limit discovery to one server. With a thread ID, reuse that thread's MCP connection.
+    serverName: Optional[str]
+    threadId: Optional[str]
+
+
+McpServerStatusDetail: TypeAlias = Literal["full", "toolsAndAuthOnly"]
+
+
+class ListMcpServerStatusResponse(TypedDict, total=False):
+    data: Required[List["McpServerStatus"]]
+    #: Opaque cursor to pass to the next call to continue after the last item. If None, there are no more items to return.
+    nextCursor: Optional[str]
+
+
+class McpServerStatus(TypedDict, total=False):
+    authStatus: Required["McpAuthStatus"]
+    #: HTTP origin of the effective configured endpoint, including plugin servers. Excludes credentials, path, query, and fragment; null for non-HTTP transports.
+    httpOrigin: Optional[str]
+    name: Required[str]
+    pluginId: Optional[str]
+    resourceTemplates: Required[List["ResourceTemplate"]]
+    resources: Required[List["Resource"]]
+    #: Current thread-runtime connection state; null when unavailable or the configuration changed.
+    runtimeStatus: Optional["McpServerConnectionStatus"]
+    #: Capabilities advertised by the initialized MCP server; null when unavailable.
+    serverCapabilities: JsonValue
+    serverInfo: Optional["McpServerInfo"]
+    #: Opaque `_meta` from the first page of the corresponding MCP tool catalog. Null when unavailable.
+    toolListMeta: JsonValue
+    tools: Required[Dict[str, "Tool"]]
+    #: Tool discovery failed and no catalog was returned. Null when a catalog is returned, including cached or empty catalogs.
+    toolsError: Optional[str]
+
+
+McpAuthStatus: TypeAlias = Literal["unknown", "unsupported", "notLoggedIn", "bearerToken", "oAuth"]
+
+
+McpServerConnectionStatus: TypeAlias = Literal["notStarted", "starting", "connected", "authenticationRequired", "failed", "cancelled", "disabled"]
+
+
+class McpServerInfo(TypedDict, total=False):
+    """Presentation metadata advertised by an initialized MCP server."""
+    description: Optional[str]
+    icons: Optional[List[JsonValue]]
+    name: Required[str]
+    title: Optional[str]
+    version: Required[str]
+    websiteUrl: Optional[str]
+
+
+class Tool(TypedDict, total=False):
+    """Definition for a tool the client can call."""
+    _meta: JsonValue
+    annotations: JsonValue
+    description: Optional[str]
+    icons: Optional[List[JsonValue]]
+    inputSchema: Required[JsonValue]
+    name: Required[str]
+    outputSchema: JsonValue
+    title: Optional[str]
+
+
+class Resource(TypedDict, total=False):
+    """A known resource that the server is capable of reading."""
+    _meta: JsonValue
+    annotations: JsonValue
+    description: Optional[str]
+    icons: Optional[List[JsonValue]]
+    mimeType: Optional[str]
+    name: Required[str]
+    size: Optional[int]
+    title: Optional[str]
+    uri: Required[str]
+
+
+class ResourceTemplate(TypedDict, total=False):
+    """A template description for resources available on the server."""
+    annotations: JsonValue
+    description: Optional[str]
+    mimeType: Optional[str]
+    name: Required[str]
+    title: Optional[str]
+    uriTemplate: Required[str]
+
+
+class McpServerToolCallParams(TypedDict, total=False):
+    _meta: JsonValue
+    arguments: JsonValue
+    server: Required[str]
+    threadId: Required[str]
+    tool: Required[str]
+
+
+class McpServerToolCallResponse(TypedDict, total=False):
+    _meta: JsonValue
+    content: Required[List[JsonValue]]
+    isError: Optional[bool]
+    structuredContent: JsonValue
+
+
+class McpResourceReadParams(TypedDict, total=False):
+    #: Additional MCP request metadata. Account and turn routing keys are reserved.
+    _meta: Optional[Dict[str, JsonValue]]
+    connectorId: Optional[str]
+    #: Originating MCP tool call used to select the resource's app.
+    originCallId: Optional[str]
+    server: Required[str]
+    #: Explicit hosted app/account. Omit to retain legacy resource discovery.
+    target: Optional["McpResourceReadTarget"]
+    threadId: Optional[str]
+    uri: Required[str]
+
+
+class McpResourceReadTarget(TypedDict, total=False):
+    connectorId: Required[str]
+    #: Null explicitly requests no-auth access, subject to the app's resource policy.
+    linkId: Required[Optional[str]]
+
+
+class McpResourceReadResponse(TypedDict, total=False):
+    contents: Required[List["ResourceContent"]]
+    #: Originating call when the server applied app-specific resource scoping.
+    originCallId: Optional[str]
+
+
+class ResourceContentVariant1(TypedDict, total=False):
+    _meta: JsonValue
+    mimeType: JsonValue
+    text: Required[str]
+    uri: Required[str]
+
+
+class ResourceContentVariant2(TypedDict, total=False):
+    _meta: JsonValue
+    blob: Required[str]
+    mimeType: JsonValue
+    uri: Required[str]
+
+
+ResourceContent: TypeAlias = Union["ResourceContentVariant1", "ResourceContentVariant2"]
+
+
+class McpServerRefreshResponse(TypedDict, total=False):
+    pass
+
+
+class McpServerStatusUpdatedNotification(TypedDict, total=False):
+    error: Optional[str]
+    failureReason: Optional["McpServerStartupFailureReason"]
+    name: Required[str]
+    status: Required["McpServerStartupState"]
+    threadId: Optional[str]
+
+
+McpServerStartupState: TypeAlias = Literal["starting", "ready", "failed", "cancelled"]
+
+
+McpServerStartupFailureReason: TypeAlias = Literal["reauthenticationRequired"]
+
+
+class McpToolCallProgressNotification(TypedDict, total=False):
+    itemId: Required[str]
+    message: Required[str]
+    threadId: Required[str]
+    turnId: Required[str]
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -3037,6 +3211,10 @@ CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "skills/extraRoots/set": ("SkillsExtraRootsSetParams", "SkillsExtraRootsSetResponse"),
     "review/start": ("ReviewStartParams", "ReviewStartResponse"),
     "thread/shellCommand": ("ThreadShellCommandParams", "ThreadShellCommandResponse"),
+    "mcpServerStatus/list": ("ListMcpServerStatusParams", "ListMcpServerStatusResponse"),
+    "mcpServer/tool/call": ("McpServerToolCallParams", "McpServerToolCallResponse"),
+    "mcpServer/resource/read": ("McpResourceReadParams", "McpResourceReadResponse"),
+    "config/mcpServer/reload": (None, "McpServerRefreshResponse"),
 }
 
 CLIENT_NOTIFICATIONS: Dict[str, Optional[str]] = {
@@ -3076,6 +3254,8 @@ SERVER_NOTIFICATIONS: Dict[str, Optional[str]] = {
     "fuzzyFileSearch/sessionUpdated": "FuzzyFileSearchSessionUpdatedNotification",
     "fuzzyFileSearch/sessionCompleted": "FuzzyFileSearchSessionCompletedNotification",
     "skills/changed": "SkillsChangedNotification",
+    "mcpServer/startupStatus/updated": "McpServerStatusUpdatedNotification",
+    "item/mcpToolCall/progress": "McpToolCallProgressNotification",
     "configWarning": "ConfigWarningNotification",
 }
 
@@ -3343,6 +3523,22 @@ class RequestMethods:
         """Run the user's own shell command in the thread, unsandboxed (a `!cmd`)."""
         return self.request("thread/shellCommand", params)
 
+    def mcp_server_status_list(self, params: Optional[ListMcpServerStatusParams] = None) -> ListMcpServerStatusResponse:
+        """The MCP servers, their tools and resources (a thread's, or the config's)."""
+        return self.request("mcpServerStatus/list", {} if params is None else params)
+
+    def mcp_server_tool_call(self, params: McpServerToolCallParams) -> McpServerToolCallResponse:
+        """Call a tool of one of a loaded thread's MCP servers."""
+        return self.request("mcpServer/tool/call", params)
+
+    def mcp_server_resource_read(self, params: McpResourceReadParams) -> McpResourceReadResponse:
+        """Read a resource of an MCP server."""
+        return self.request("mcpServer/resource/read", params)
+
+    def config_mcp_server_reload(self) -> McpServerRefreshResponse:
+        """Reread [mcp_servers]: each loaded thread takes it at its next turn."""
+        return self.request("config/mcpServer/reload", None)
+
 
 class AsyncRequestMethods:
     """Typed wrappers of request(), one per client request of the protocol."""
@@ -3600,3 +3796,19 @@ class AsyncRequestMethods:
     async def thread_shell_command(self, params: ThreadShellCommandParams) -> ThreadShellCommandResponse:
         """Run the user's own shell command in the thread, unsandboxed (a `!cmd`)."""
         return await self.request("thread/shellCommand", params)
+
+    async def mcp_server_status_list(self, params: Optional[ListMcpServerStatusParams] = None) -> ListMcpServerStatusResponse:
+        """The MCP servers, their tools and resources (a thread's, or the config's)."""
+        return await self.request("mcpServerStatus/list", {} if params is None else params)
+
+    async def mcp_server_tool_call(self, params: McpServerToolCallParams) -> McpServerToolCallResponse:
+        """Call a tool of one of a loaded thread's MCP servers."""
+        return await self.request("mcpServer/tool/call", params)
+
+    async def mcp_server_resource_read(self, params: McpResourceReadParams) -> McpResourceReadResponse:
+        """Read a resource of an MCP server."""
+        return await self.request("mcpServer/resource/read", params)
+
+    async def config_mcp_server_reload(self) -> McpServerRefreshResponse:
+        """Reread [mcp_servers]: each loaded thread takes it at its next turn."""
+        return await self.request("config/mcpServer/reload", None)

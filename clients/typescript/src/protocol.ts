@@ -2979,6 +2979,197 @@ export type AccountRateLimitsUpdatedNotification = {
   rateLimits: RateLimitSnapshot;
 };
 
+export type ListMcpServerStatusParams = {
+  /**
+   * Opaque pagination cursor returned by a previous call.
+   */
+  cursor?: string | null;
+  /**
+   * Controls how much MCP inventory data to fetch for each server. Defaults to `Full` when omitted.
+   */
+  detail?: McpServerStatusDetail | null;
+  /**
+   * Optional page size; defaults to a server-defined value.
+   */
+  limit?: number | null;
+  /**
+   * Limit discovery to one server. With a thread ID, reuse that thread's MCP connection.
+   */
+  serverName?: string | null;
+  threadId?: string | null;
+};
+
+export type McpServerStatusDetail = "full" | "toolsAndAuthOnly";
+
+export type ListMcpServerStatusResponse = {
+  data: Array<McpServerStatus>;
+  /**
+   * Opaque cursor to pass to the next call to continue after the last item. If None, there are no more items to return.
+   */
+  nextCursor?: string | null;
+};
+
+export type McpServerStatus = {
+  authStatus: McpAuthStatus;
+  /**
+   * HTTP origin of the effective configured endpoint, including plugin servers. Excludes credentials, path, query, and fragment; null for non-HTTP transports.
+   */
+  httpOrigin?: string | null;
+  name: string;
+  pluginId?: string | null;
+  resourceTemplates: Array<ResourceTemplate>;
+  resources: Array<Resource>;
+  /**
+   * Current thread-runtime connection state; null when unavailable or the configuration changed.
+   */
+  runtimeStatus?: McpServerConnectionStatus | null;
+  /**
+   * Capabilities advertised by the initialized MCP server; null when unavailable.
+   */
+  serverCapabilities?: JsonValue;
+  serverInfo?: McpServerInfo | null;
+  /**
+   * Opaque `_meta` from the first page of the corresponding MCP tool catalog. Null when unavailable.
+   */
+  toolListMeta?: JsonValue;
+  tools: { [key in string]?: Tool };
+  /**
+   * Tool discovery failed and no catalog was returned. Null when a catalog is returned, including cached or empty catalogs.
+   */
+  toolsError?: string | null;
+};
+
+export type McpAuthStatus = "unknown" | "unsupported" | "notLoggedIn" | "bearerToken" | "oAuth";
+
+export type McpServerConnectionStatus = "notStarted" | "starting" | "connected" | "authenticationRequired" | "failed" | "cancelled" | "disabled";
+
+/**
+ * Presentation metadata advertised by an initialized MCP server.
+ */
+export type McpServerInfo = {
+  description?: string | null;
+  icons?: Array<JsonValue> | null;
+  name: string;
+  title?: string | null;
+  version: string;
+  websiteUrl?: string | null;
+};
+
+/**
+ * Definition for a tool the client can call.
+ */
+export type Tool = {
+  _meta?: JsonValue;
+  annotations?: JsonValue;
+  description?: string | null;
+  icons?: Array<JsonValue> | null;
+  inputSchema: JsonValue;
+  name: string;
+  outputSchema?: JsonValue;
+  title?: string | null;
+};
+
+/**
+ * A known resource that the server is capable of reading.
+ */
+export type Resource = {
+  _meta?: JsonValue;
+  annotations?: JsonValue;
+  description?: string | null;
+  icons?: Array<JsonValue> | null;
+  mimeType?: string | null;
+  name: string;
+  size?: number | null;
+  title?: string | null;
+  uri: string;
+};
+
+/**
+ * A template description for resources available on the server.
+ */
+export type ResourceTemplate = {
+  annotations?: JsonValue;
+  description?: string | null;
+  mimeType?: string | null;
+  name: string;
+  title?: string | null;
+  uriTemplate: string;
+};
+
+export type McpServerToolCallParams = {
+  _meta?: JsonValue;
+  arguments?: JsonValue;
+  server: string;
+  threadId: string;
+  tool: string;
+};
+
+export type McpServerToolCallResponse = {
+  _meta?: JsonValue;
+  content: Array<JsonValue>;
+  isError?: boolean | null;
+  structuredContent?: JsonValue;
+};
+
+export type McpResourceReadParams = {
+  /**
+   * Additional MCP request metadata. Account and turn routing keys are reserved.
+   */
+  _meta?: { [key in string]?: JsonValue } | null;
+  connectorId?: string | null;
+  /**
+   * Originating MCP tool call used to select the resource's app.
+   */
+  originCallId?: string | null;
+  server: string;
+  /**
+   * Explicit hosted app/account. Omit to retain legacy resource discovery.
+   */
+  target?: McpResourceReadTarget | null;
+  threadId?: string | null;
+  uri: string;
+};
+
+export type McpResourceReadTarget = {
+  connectorId: string;
+  /**
+   * Null explicitly requests no-auth access, subject to the app's resource policy.
+   */
+  linkId: string | null;
+};
+
+export type McpResourceReadResponse = {
+  contents: Array<ResourceContent>;
+  /**
+   * Originating call when the server applied app-specific resource scoping.
+   */
+  originCallId?: string | null;
+};
+
+export type ResourceContent = { _meta?: JsonValue; mimeType?: JsonValue; text: string; uri: string } | { _meta?: JsonValue; blob: string; mimeType?: JsonValue; uri: string };
+
+export type McpServerRefreshResponse = {
+};
+
+export type McpServerStatusUpdatedNotification = {
+  error?: string | null;
+  failureReason?: McpServerStartupFailureReason | null;
+  name: string;
+  status: McpServerStartupState;
+  threadId?: string | null;
+};
+
+export type McpServerStartupState = "starting" | "ready" | "failed" | "cancelled";
+
+export type McpServerStartupFailureReason = "reauthenticationRequired";
+
+export type McpToolCallProgressNotification = {
+  itemId: string;
+  message: string;
+  threadId: string;
+  turnId: string;
+};
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -3044,7 +3235,11 @@ export type ClientRequest =
   | { method: "skills/config/write"; id: RequestId; params: SkillsConfigWriteParams }
   | { method: "skills/extraRoots/set"; id: RequestId; params: SkillsExtraRootsSetParams }
   | { method: "review/start"; id: RequestId; params: ReviewStartParams }
-  | { method: "thread/shellCommand"; id: RequestId; params: ThreadShellCommandParams };
+  | { method: "thread/shellCommand"; id: RequestId; params: ThreadShellCommandParams }
+  | { method: "mcpServerStatus/list"; id: RequestId; params: ListMcpServerStatusParams }
+  | { method: "mcpServer/tool/call"; id: RequestId; params: McpServerToolCallParams }
+  | { method: "mcpServer/resource/read"; id: RequestId; params: McpResourceReadParams }
+  | { method: "config/mcpServer/reload"; id: RequestId };
 
 export type ClientNotification =
   | { method: "initialized" };
@@ -3082,6 +3277,8 @@ export type ServerNotification =
   | { method: "fuzzyFileSearch/sessionUpdated"; params: FuzzyFileSearchSessionUpdatedNotification }
   | { method: "fuzzyFileSearch/sessionCompleted"; params: FuzzyFileSearchSessionCompletedNotification }
   | { method: "skills/changed"; params: SkillsChangedNotification }
+  | { method: "mcpServer/startupStatus/updated"; params: McpServerStatusUpdatedNotification }
+  | { method: "item/mcpToolCall/progress"; params: McpToolCallProgressNotification }
   | { method: "configWarning"; params: ConfigWarningNotification };
 
 export type ServerRequest =
@@ -3324,6 +3521,22 @@ export interface ClientRequestMap {
    * Run the user's own shell command in the thread, unsandboxed (a `!cmd`).
    */
   "thread/shellCommand": { params: ThreadShellCommandParams; result: ThreadShellCommandResponse };
+  /**
+   * The MCP servers, their tools and resources (a thread's, or the config's).
+   */
+  "mcpServerStatus/list": { params: ListMcpServerStatusParams; result: ListMcpServerStatusResponse };
+  /**
+   * Call a tool of one of a loaded thread's MCP servers.
+   */
+  "mcpServer/tool/call": { params: McpServerToolCallParams; result: McpServerToolCallResponse };
+  /**
+   * Read a resource of an MCP server.
+   */
+  "mcpServer/resource/read": { params: McpResourceReadParams; result: McpResourceReadResponse };
+  /**
+   * Reread [mcp_servers]: each loaded thread takes it at its next turn.
+   */
+  "config/mcpServer/reload": { params: undefined; result: McpServerRefreshResponse };
 }
 
 /** Client-to-server notifications by method: params type. */
@@ -3392,6 +3605,8 @@ export interface ServerNotificationMap {
    */
   "fuzzyFileSearch/sessionCompleted": FuzzyFileSearchSessionCompletedNotification;
   "skills/changed": SkillsChangedNotification;
+  "mcpServer/startupStatus/updated": McpServerStatusUpdatedNotification;
+  "item/mcpToolCall/progress": McpToolCallProgressNotification;
   /**
    * A problem with the configuration (e.g. config.toml does not parse).
    */

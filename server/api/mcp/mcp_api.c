@@ -9,6 +9,7 @@
 #include "mcp_api.h"
 #include "agent/agent.h"
 #include "api/session.h"
+#include "api/settings/thread_settings.h"
 #include "api/turn.h"
 #include "config/config.h"
 #include "io/log.h"
@@ -68,36 +69,141 @@ mcp_api_status_cb(void *arg, const char *server, enum mcp_state st, const char *
 			"status", mcp_state_name(st), "error", error, "failureReason"));
 }
 
-void
-mcp_api_thread_opened(
-	struct session *s, const char *thread_id, const struct config *cfg, const json_t *params)
+/*
+ * What a loaded thread's servers came from: its opening request's cwd and config (kept to
+ * compute them again after config/mcpServer/reload), and whether a reload is pending.
+ */
+struct mcp_api_thread {
+	struct mcp_api_thread *next;
+	struct session *s;
+	char *id;
+	json_t *params; /* {cwd, config} of the opening request */
+	int stale;	/* config/mcpServer/reload since: taken at the next turn */
+};
+
+static struct mcp_api_thread *mcp_api_threads;
+
+static struct mcp_api_thread *
+mcp_api_thread_find(struct session *s, const char *id)
 {
-	struct turn_thread *tt = turn_api_thread(s, thread_id);
-	struct mcp_set_opts o = {0};
-	json_t *servers, *parsed = NULL;
+	struct mcp_api_thread *t;
+
+	for (t = mcp_api_threads; t != NULL; t = t->next)
+		if (t->s == s && strcmp(t->id, id) == 0)
+			return t;
+	return NULL;
+}
+
+/* The servers of cfg and params, parsed (new reference; an empty object when broken). */
+static json_t *
+mcp_api_parsed(const char *thread_id, const struct config *cfg, const json_t *params)
+{
+	json_t *servers = mcp_api_servers(cfg, params), *parsed = NULL;
 	char *cause = NULL;
 
-	if (tt == NULL || tt->mcp != NULL)
-		return;
-	servers = mcp_api_servers(cfg, params);
 	if (mcp_config_parse(servers, &parsed, &cause) != 0) {
 		log_warn("thread %s: %s", thread_id, cause);
 		free(cause);
-		json_decref(servers);
-		return;
+		parsed = json_object();
 	}
 	json_decref(servers);
-	if (json_object_size(parsed) == 0) {
-		json_decref(parsed);
+	return parsed;
+}
+
+/* Give tt the servers of parsed (none when empty), started now. */
+static void
+mcp_api_attach(struct session *s, struct turn_thread *tt, const json_t *parsed)
+{
+	struct mcp_set_opts o = {0};
+
+	if (json_object_size(parsed) == 0)
 		return;
-	}
 	o.loop = s->loop;
 	o.q = s->q;
 	o.cwd = tt->cwd;
 	o.status = mcp_api_status_cb;
 	o.arg = tt;
 	tt->mcp = mcp_set_new(&o, parsed);
-	json_decref(parsed);
 	agent_set_mcp(tt->agent, tt->mcp);
 	mcp_set_start(tt->mcp);
+}
+
+void
+mcp_api_thread_opened(
+	struct session *s, const char *thread_id, const struct config *cfg, const json_t *params)
+{
+	struct turn_thread *tt = turn_api_thread(s, thread_id);
+	struct mcp_api_thread *t;
+	json_t *parsed;
+
+	if (tt == NULL || tt->mcp != NULL)
+		return;
+	if ((t = mcp_api_thread_find(s, thread_id)) == NULL) {
+		t = xcalloc(1, sizeof *t);
+		t->s = s;
+		t->id = xstrdup(thread_id);
+		t->next = mcp_api_threads;
+		mcp_api_threads = t;
+	}
+	json_decref(t->params);
+	t->params = json_pack("{s:O?, s:O?}", "cwd", json_object_get(params, "cwd"), "config",
+		json_object_get(params, "config"));
+	t->stale = 0;
+	parsed = mcp_api_parsed(thread_id, cfg, params);
+	mcp_api_attach(s, tt, parsed);
+	json_decref(parsed);
+}
+
+void
+mcp_api_reload(struct session *s)
+{
+	for (struct mcp_api_thread *t = mcp_api_threads; t != NULL; t = t->next)
+		if (t->s == s)
+			t->stale = 1;
+}
+
+void
+mcp_api_turn_begin(struct session *s, struct turn_thread *tt)
+{
+	struct mcp_api_thread *t = mcp_api_thread_find(s, tt->id);
+	struct config *own;
+	json_t *parsed, *now = json_object();
+	size_t i;
+
+	if (t == NULL || !t->stale)
+		return;
+	t->stale = 0;
+	own = thread_settings_config(t->params, 1);
+	parsed = mcp_api_parsed(tt->id, own != NULL ? own : config_cache_get(), t->params);
+	config_free(own);
+	for (i = 0; i < mcp_set_count(tt->mcp); i++)
+		json_object_set(
+			now, mcp_set_name(tt->mcp, i), (json_t *)mcp_set_config(tt->mcp, i));
+	if (!json_equal(parsed, now)) {
+		log_info("thread %s: MCP servers reloaded", tt->id);
+		agent_set_mcp(tt->agent, NULL);
+		mcp_set_free(tt->mcp);
+		tt->mcp = NULL;
+		mcp_api_attach(s, tt, parsed);
+	}
+	json_decref(now);
+	json_decref(parsed);
+}
+
+void
+mcp_api_session_end(struct session *s)
+{
+	struct mcp_api_thread **pp = &mcp_api_threads, *t;
+
+	mcp_api_session_free(s);
+	while ((t = *pp) != NULL) {
+		if (t->s != s) {
+			pp = &t->next;
+			continue;
+		}
+		*pp = t->next;
+		json_decref(t->params);
+		free(t->id);
+		free(t);
+	}
 }

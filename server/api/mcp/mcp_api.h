@@ -9,9 +9,16 @@
 
 #include <jansson.h>
 
+#include "rpc/rpc.h"
+
 struct session;
 struct config;
 struct mcp_set;
+struct turn_thread;
+
+/* mcpServerStatus/list, mcpServer/tool/call, mcpServer/resource/read, config/mcpServer/reload
+ * (mcp_methods.c). */
+extern const struct rpc_method api_mcp_methods[];
 
 /*
  * A thread was started, resumed or forked with params (borrowed) under cfg: its servers start
@@ -24,5 +31,14 @@ void mcp_api_thread_opened(
  * tables (and dotted `mcp_servers.<name>.<key>` keys) over them (new reference).
  */
 json_t *mcp_api_servers(const struct config *cfg, const json_t *params);
+
+/* config/mcpServer/reload: each loaded thread takes [mcp_servers] again at its next turn. */
+void mcp_api_reload(struct session *s);
+/* A turn of tt begins: after a reload, servers whose configuration changed start anew. */
+void mcp_api_turn_begin(struct session *s, struct turn_thread *tt);
+/* The session ends: requests under way are dropped (rpc_free answers them), records freed. */
+void mcp_api_session_end(struct session *s);
+/* mcp_methods.c: drop the session's requests under way. */
+void mcp_api_session_free(struct session *s);
 
 #endif

@@ -1,0 +1,122 @@
+/*
+ * Big messages of a server parsed beside the loop. jansson needs ~0.7 s for a 50 MB line: done
+ * on the loop, every other request and server waits that long. A line over MCP_PARSE_BIG goes
+ * to a thread of its own (big lines are rare: one thread per line costs nothing beside the
+ * parse) while reading that server's stdout is held, so its messages stay in order; the parsed
+ * message comes back to the loop through one ev_async.
+ *
+ * Rules: the line is not copied: it stays in the server's line buffer, which nobody touches
+ * until the parse is back (the server's reading is held; bytes already read wait in its
+ * `pend`). A server freed meanwhile lets go of the job and hands it the buffer, which the job
+ * frees on its return. Only the loop thread touches the ev_async's start and the servers.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include "mcp_int.h"
+#include "io/linebuf.h"
+#include "io/log.h"
+#include "protocol/xmalloc.h"
+
+struct mcp_parse {
+	struct mcp_parse *next;
+	struct mcp_server *sv; /* NULL once the server let go */
+	struct linebuf *lb;    /* the buffer the line lives in, once the server let go */
+	const char *line;
+	size_t len;
+	json_t *msg; /* the parse's result, or NULL */
+};
+
+static pthread_mutex_t mcp_parse_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct mcp_parse *mcp_parse_done; /* back from their thread, newest first */
+static ev_async mcp_parse_async;
+static struct ev_loop *mcp_parse_loop;
+
+static void mcp_parse_async_cb(struct ev_loop *loop, ev_async *w, int revents);
+
+static void *
+mcp_parse_main(void *arg)
+{
+	struct mcp_parse *j = arg;
+	json_error_t e;
+
+	j->msg = json_loadb(j->line, j->len, 0, &e);
+	pthread_mutex_lock(&mcp_parse_mu);
+	j->next = mcp_parse_done;
+	mcp_parse_done = j;
+	ev_async_send(mcp_parse_loop, &mcp_parse_async);
+	pthread_mutex_unlock(&mcp_parse_mu);
+	return NULL;
+}
+
+/* Jobs back from their threads: each server gets its message, in its order. */
+static void
+mcp_parse_async_cb(struct ev_loop *loop, ev_async *w, int revents)
+{
+	struct mcp_parse *list, *j;
+
+	(void)loop;
+	(void)w;
+	(void)revents;
+	pthread_mutex_lock(&mcp_parse_mu);
+	list = mcp_parse_done;
+	mcp_parse_done = NULL;
+	pthread_mutex_unlock(&mcp_parse_mu);
+	while ((j = list) != NULL) {
+		list = j->next;
+		if (j->sv != NULL) {
+			j->sv->parse = NULL;
+			mcp_conn_parsed(j->sv, j->msg, j->len);
+		}
+		json_decref(j->msg);
+		linebuf_free(j->lb);
+		free(j);
+	}
+}
+
+int
+mcp_parse_start(struct mcp_server *sv, const char *line, size_t len)
+{
+	struct mcp_parse *j;
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, old;
+	int r;
+
+	if (mcp_parse_loop == NULL) {
+		mcp_parse_loop = sv->set->o.loop;
+		ev_async_init(&mcp_parse_async, mcp_parse_async_cb);
+		ev_async_start(mcp_parse_loop, &mcp_parse_async);
+		ev_unref(mcp_parse_loop); /* a parse under way keeps its server's stream held */
+	}
+	j = xcalloc(1, sizeof *j);
+	j->sv = sv;
+	j->line = line;
+	j->len = len;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* the loop thread gets every signal */
+	r = pthread_create(&t, &attr, mcp_parse_main, j);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (r != 0) {
+		free(j);
+		return -1; /* the caller parses on the loop */
+	}
+	sv->parse = j;
+	log_info("mcp %s: parsing a %zu-byte message beside the loop", sv->name, len);
+	return 0;
+}
+
+void
+mcp_parse_release(struct mcp_server *sv)
+{
+	if (sv->parse == NULL)
+		return;
+	sv->parse->sv = NULL;
+	sv->parse->lb = sv->out; /* the line lives there: freed once the parse is back */
+	sv->out = NULL;
+	sv->parse = NULL;
+}
