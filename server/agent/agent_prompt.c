@@ -16,13 +16,13 @@
 #include <unistd.h>
 
 #include "agent_int.h"
+#include "agent/prompt/prompt_docs.h"
 #include "agent/review/review.h"
 #include "model/model.h"
 #include "protocol/base64.h"
 #include "protocol/xmalloc.h"
 #include "skills/skills.h"
 
-#define AGENT_DOC_MAX	(32u << 10) /* AGENTS.md bytes, all files together (upstream's) */
 #define AGENT_IMAGE_MAX (20u << 20) /* a local image file, at most */
 
 const char agent_base_instructions[] =
@@ -59,128 +59,13 @@ agent_text_message(const char *role, const char *text)
 		"type", "input_text", "text", text);
 }
 
-/* Append the file at path to out if it exists (bounded by AGENT_DOC_MAX in all). */
-static void
-agent_doc_read(const char *path, struct buf *out)
-{
-	char chunk[4096];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-
-	if (fd == -1)
-		return;
-	if (out->len > 0)
-		buf_adds(out, "\n\n");
-	while ((n = read(fd, chunk, sizeof chunk)) > 0)
-		if (buf_add(out, chunk, (size_t)n) != 0)
-			break; /* past the ceiling: the rest is left out, as upstream truncates */
-	close(fd);
-}
-
-/* The repository root above cwd (the nearest directory holding .git), or NULL. */
-static char *
-agent_repo_root(const char *cwd)
-{
-	char *dir = xstrdup(cwd), *git, *slash;
-	struct stat st;
-
-	for (;;) {
-		git = xasprintf("%s/.git", strcmp(dir, "/") == 0 ? "" : dir);
-		if (lstat(git, &st) == 0) {
-			free(git);
-			return dir;
-		}
-		free(git);
-		if (strcmp(dir, "/") == 0 || (slash = strrchr(dir, '/')) == NULL)
-			break;
-		if (slash == dir)
-			slash[1] = '\0';
-		else
-			*slash = '\0';
-	}
-	free(dir);
-	return NULL;
-}
-
-/* Append dir/AGENTS.md to docs when it exists. */
-static void
-agent_doc_dir(const char *dir, size_t len, struct buf *docs)
-{
-	char *path = xasprintf("%.*s/AGENTS.md", len == 1 && dir[0] == '/' ? 0 : (int)len, dir);
-
-	agent_doc_read(path, docs);
-	free(path);
-}
-
-/* The AGENTS.md user message for cwd, or NULL when there is none (new reference). */
-static json_t *
-agent_docs(const char *cwd)
-{
-	char *root = agent_repo_root(cwd), *text;
-	size_t rl, len = strlen(cwd);
-	struct buf docs;
-	json_t *msg = NULL;
-
-	buf_init(&docs, AGENT_DOC_MAX);
-	rl = root != NULL ? strlen(root) : len;
-	/* From the repository's root down to the cwd, each directory's AGENTS.md in turn. */
-	agent_doc_dir(cwd, rl, &docs);
-	for (size_t i = rl + 1; i <= len; i++)
-		if (cwd[i] == '/' || cwd[i] == '\0')
-			agent_doc_dir(cwd, i, &docs);
-	if (docs.len > 0) {
-		text = xasprintf("# AGENTS.md instructions for %s\n\n<INSTRUCTIONS>\n%s\n"
-				 "</INSTRUCTIONS>",
-			cwd, buf_str(&docs));
-		msg = agent_text_message("user", text);
-		free(text);
-	}
-	buf_free(&docs);
-	free(root);
-	return msg;
-}
-
-/* The sandbox mode's word for a managed profile's file system: what it lets commands do. */
-static const char *
-agent_managed_word(const json_t *fs)
-{
-	const char *type = json_string_value(json_object_get(fs, "type"));
-	const json_t *e;
-	size_t i;
-
-	if (type == NULL || strcmp(type, "unrestricted") == 0)
-		return "danger-full-access";
-	json_array_foreach(json_object_get(fs, "entries"), i, e)
-	{
-		if (json_is_string(json_object_get(e, "access")) &&
-			strcmp(json_string_value(json_object_get(e, "access")), "write") == 0)
-			return "workspace-write";
-	}
-	return "read-only";
-}
-
-/* The sandbox mode's word for a wire SandboxPolicy (or PermissionProfile). */
-static const char *
-agent_sandbox_word(const json_t *policy)
-{
-	const char *type = json_string_value(json_object_get(policy, "type"));
-
-	if (type == NULL || strcmp(type, "readOnly") == 0)
-		return "read-only";
-	if (strcmp(type, "workspaceWrite") == 0)
-		return "workspace-write";
-	if (strcmp(type, "managed") == 0) /* a profile: its file system says */
-		return agent_managed_word(json_object_get(policy, "fileSystem"));
-	return "danger-full-access";
-}
-
 /* <environment_context> as a user message (new reference). */
 static json_t *
 agent_environment(const struct agent_turn *t)
 {
 	const char *ap = json_string_value(t->o.approval_policy);
 	int net = json_is_true(json_object_get(t->o.sandbox_policy, "networkAccess"));
-	const char *mode = agent_sandbox_word(t->o.sandbox_policy);
+	const char *mode = prompt_sandbox_word(t->o.sandbox_policy);
 	char *text;
 	json_t *m;
 
@@ -201,8 +86,8 @@ json_t *
 agent_prompt_input(struct agent_turn *t)
 {
 	struct agent *a = t->a;
-	json_t *in = json_array(), *docs;
-	char *skills;
+	json_t *in = json_array();
+	char *skills, *docs;
 
 	/* A review's reviewer has the review rubric instead (agent_review.c). */
 	json_array_append_new(in,
@@ -218,8 +103,10 @@ agent_prompt_input(struct agent_turn *t)
 		json_array_append_new(in, agent_text_message("developer", skills));
 		free(skills);
 	}
-	if ((docs = agent_docs(t->o.cwd)) != NULL)
-		json_array_append_new(in, docs);
+	if ((docs = prompt_docs(t->o.cwd)) != NULL) {
+		json_array_append_new(in, agent_text_message("user", docs));
+		free(docs);
+	}
 	json_array_append_new(in, agent_environment(t));
 	/* The history goes in as the text it is kept as (model_prompt.input_text). */
 	json_array_append(in, model_input_marker());
