@@ -2979,6 +2979,54 @@ export type AccountRateLimitsUpdatedNotification = {
   rateLimits: RateLimitSnapshot;
 };
 
+export type HookStartedNotification = {
+  run: HookRunSummary;
+  threadId: string;
+  turnId?: string | null;
+};
+
+export type HookCompletedNotification = {
+  run: HookRunSummary;
+  threadId: string;
+  turnId?: string | null;
+};
+
+export type HookRunSummary = {
+  completedAt?: number | null;
+  displayOrder: number;
+  durationMs?: number | null;
+  entries: Array<HookOutputEntry>;
+  eventName: HookEventName;
+  executionMode: HookExecutionMode;
+  handlerType: HookHandlerType;
+  id: string;
+  scope: HookScope;
+  source?: HookSource;
+  sourcePath: LegacyAppPathString;
+  startedAt: number;
+  status: HookRunStatus;
+  statusMessage?: string | null;
+};
+
+export type HookOutputEntry = {
+  kind: HookOutputEntryKind;
+  text: string;
+};
+
+export type HookEventName = "preModelRequest" | "postModelRequest" | "preToolUse" | "permissionRequest" | "postToolUse" | "preCompact" | "postCompact" | "sessionStart" | "sessionEnd" | "userPromptSubmit" | "subagentStart" | "subagentStop" | "stop" | "interrupt";
+
+export type HookExecutionMode = "sync" | "async";
+
+export type HookHandlerType = "command" | "mcpTool" | "prompt" | "agent";
+
+export type HookScope = "thread" | "turn";
+
+export type HookSource = "system" | "user" | "project" | "mdm" | "sessionFlags" | "plugin" | "cloudRequirements" | "cloudManagedConfig" | "legacyManagedConfigFile" | "legacyManagedConfigMdm" | "unknown";
+
+export type HookRunStatus = "running" | "completed" | "failed" | "blocked" | "stopped";
+
+export type HookOutputEntryKind = "warning" | "stop" | "feedback" | "context" | "error";
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -3082,6 +3130,8 @@ export type ServerNotification =
   | { method: "fuzzyFileSearch/sessionUpdated"; params: FuzzyFileSearchSessionUpdatedNotification }
   | { method: "fuzzyFileSearch/sessionCompleted"; params: FuzzyFileSearchSessionCompletedNotification }
   | { method: "skills/changed"; params: SkillsChangedNotification }
+  | { method: "hook/started"; params: HookStartedNotification }
+  | { method: "hook/completed"; params: HookCompletedNotification }
   | { method: "configWarning"; params: ConfigWarningNotification };
 
 export type ServerRequest =
@@ -3392,6 +3442,8 @@ export interface ServerNotificationMap {
    */
   "fuzzyFileSearch/sessionCompleted": FuzzyFileSearchSessionCompletedNotification;
   "skills/changed": SkillsChangedNotification;
+  "hook/started": HookStartedNotification;
+  "hook/completed": HookCompletedNotification;
   /**
    * A problem with the configuration (e.g. config.toml does not parse).
    */
