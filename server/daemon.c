@@ -27,6 +27,7 @@
 #include "config/digest.h"
 #include "exec/exec.h"
 #include "daemon.h"
+#include "hooks/hooks_turn.h"
 #include "api/api.h"
 #include "api/session.h"
 #include "api/thread.h"
@@ -317,14 +318,14 @@ daemon_wait_orphans(struct daemon *d)
 	ev_timer t;
 	ev_tstamp end;
 
-	if (!exec_orphans_live())
+	if (!exec_orphans_live() && !hooks_detached_live()) /* SessionEnd hooks too */
 		return;
 	ev_check_stop(d->loop, &d->check); /* it asks the rpc layer, which is gone */
 	ev_now_update(d->loop);
 	end = ev_now(d->loop) + d->grace;
 	ev_timer_init(&t, daemon_orphans_timer_cb, d->grace, 0.);
 	ev_timer_start(d->loop, &t);
-	while (exec_orphans_live() && ev_now(d->loop) < end)
+	while ((exec_orphans_live() || hooks_detached_live()) && ev_now(d->loop) < end)
 		ev_run(d->loop, EVRUN_ONCE);
 	ev_timer_stop(d->loop, &t);
 }

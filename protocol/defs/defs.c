@@ -199,6 +199,8 @@ const struct pmethod pmethods[] = {
 	{"skills/extraRoots/set", PM_REQUEST, "SkillsExtraRootsSetParams",
 		"SkillsExtraRootsSetResponse", "v2", NULL},
 	{"skills/changed", PM_NOTIFICATION, "SkillsChangedNotification", NULL, "v2", NULL},
+	{"hook/started", PM_NOTIFICATION, "HookStartedNotification", NULL, "v2", NULL},
+	{"hook/completed", PM_NOTIFICATION, "HookCompletedNotification", NULL, "v2", NULL},
 	{"review/start", PM_REQUEST, "ReviewStartParams", "ReviewStartResponse", "v2",
 		"Start a code review as a turn of the thread (inline delivery)."},
 	{"thread/shellCommand", PM_REQUEST, "ThreadShellCommandParams",
@@ -226,7 +228,7 @@ const struct pmethod pmethods[] = {
 static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config, pdefs_fs,
 	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills, pdefs_config_write,
 	pdefs_startup, pdefs_requirements, pdefs_review, pdefs_history, pdefs_shellcmd,
-	pdefs_user_input, pdefs_account, pdefs_mcp};
+	pdefs_user_input, pdefs_account, pdefs_mcp, pdefs_hooks};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

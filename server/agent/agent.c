@@ -15,6 +15,7 @@
 #include "agent/shell/shell_snapshot.h"
 #include "config/home.h"
 #include "exec/exec.h"
+#include "hooks/hooks.h"
 #include "mcp/mcp.h"
 #include "model/model.h"
 #include "protocol/xmalloc.h"
@@ -55,6 +56,7 @@ agent_new(const struct agent_config *c)
 		a->dynamic_tools = json_deep_copy(c->dynamic_tools);
 	a->c.dynamic_tools = NULL; /* a->dynamic_tools is ours */
 	a->next_session = 1;
+	hooks_ref(a->c.hooks);
 	if (c->thread != NULL) {
 		const struct thread_meta *m = store_thread_meta(c->thread);
 		struct stat st;
@@ -87,6 +89,7 @@ agent_free(struct agent *a)
 	}
 	if (a->turn != NULL)
 		agent_end(a->turn);
+	agent_hooks_session_end(a); /* detached: the daemon waits for it (hooks_turn.h) */
 	agent_history_clear(a);
 	shell_snapshot_free(a->snap); /* its file goes with the thread, as upstream's */
 	free(a->collab_last);
@@ -293,6 +296,7 @@ agent_fail(struct agent_turn *t, json_t *turn_error)
 	t->failed = 1;
 	t->error = turn_error;
 	t->sink->error(t->arg, turn_error, 0);
+	agent_hooks_interrupt(t);
 	agent_model_cancel(t);
 	agent_tools_abort(t);
 	t->phase = PHASE_ENDING;
@@ -327,6 +331,7 @@ agent_turn_free(struct agent_turn *t)
 	diff_turn_free(t->diffs);
 	agent_review_free(t->review);
 	agent_auth_free(t);
+	agent_hooks_turn_free(t);
 	free(t);
 }
 
@@ -365,8 +370,8 @@ agent_advance(struct agent_turn *t)
 {
 	char *cause = NULL;
 
-	if (t->ended)
-		return;
+	if (t->ended || agent_hooks_advance(t))
+		return; /* a hook step holds the turn: its end kicks us */
 	if (t->user_input != NULL) {
 		/* The user's message, as the first item of the turn. */
 		char uid[37];
@@ -521,18 +526,13 @@ agent_collab_restore(struct agent *a, const char *mode, const char *message)
 /* The skills the input invokes ({type:"skill"}, $name) go in after it, one user message each,
  * as upstream's (skills/skills.h). */
 static void
-agent_skills_inject(struct agent *a, const struct agent_turn_opts *o)
+agent_skills_inject(const struct agent_turn_opts *o, json_t *fresh)
 {
-	json_t *texts = skills_inject(skills_get(skills_default(), o->cwd), o->input), *v, *m;
+	json_t *texts = skills_inject(skills_get(skills_default(), o->cwd), o->input), *v;
 	size_t i;
 
 	json_array_foreach(texts, i, v)
-	{
-		m = agent_text_message("user", json_string_value(v));
-		if (a->c.thread != NULL)
-			store_append_response_item(a->c.thread, m);
-		agent_history_add(a, m);
-	}
+		json_array_append_new(fresh, agent_text_message("user", json_string_value(v)));
 	json_decref(texts);
 }
 
@@ -555,11 +555,9 @@ agent_turn_start(struct agent *a, const struct agent_turn_opts *o, const struct 
 	if (o->collab_mode != NULL)
 		a->plan_mode = strcmp(o->collab_mode, "plan") == 0;
 	t->plan_mode = a->plan_mode;
-	/* The model's first new input; its item is reported from the loop (agent_advance). */
-	if (a->c.thread != NULL)
-		store_append_response_item(a->c.thread, user);
-	agent_history_add(a, user);
-	agent_skills_inject(a, o);
+	/* The model's first new input, after the prompt hooks (agent_hooks.c) from the loop. */
+	t->hook_input = json_pack("[o]", user);
+	agent_skills_inject(o, t->hook_input);
 	t->user_input = json_deep_copy(o->input);
 	t->phase = PHASE_MODEL;
 	t->need_model = 1;
@@ -589,6 +587,7 @@ agent_turn_interrupt(struct agent_turn *t)
 	if (t->ended || t->interrupted)
 		return;
 	t->interrupted = 1;
+	agent_hooks_interrupt(t);
 	agent_model_cancel(t);
 	agent_tools_abort(t);
 	agent_user_shell_abort(t); /* killed now: their items complete before done */

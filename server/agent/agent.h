@@ -29,6 +29,7 @@ struct store_thread;
 struct model_provider;
 struct agent;
 struct agent_turn;
+struct hook_set;
 
 #define AGENT_CONTEXT_WINDOW 258400	 /* upstream's figure for a model it knows nothing of */
 #define AGENT_COMPACT_RATIO  0.9	 /* of the window: compact the history past this */
@@ -71,6 +72,8 @@ struct agent_sink {
 	/* account/rateLimits/updated's rateLimits (a RateLimitSnapshot), after each usage; may
 	 * be NULL (not told). Last, so positional initializers of the others stay valid. */
 	void (*rate_limits)(void *arg, json_t *snapshot);
+	/* hook/started, hook/completed: a HookRunSummary (hooks/hooks_turn.h); may be NULL. */
+	void (*hook)(void *arg, const char *method, json_t *run);
 };
 
 /* A loaded thread's agent side: its history and settings (api/ owns one per loaded thread). */
@@ -88,6 +91,7 @@ struct agent_config {
 	/* thread/start's dynamicTools (DynamicToolSpec[], copied), or NULL: a resumed thread
 	 * gets them back from its rollout's session_meta, as upstream's */
 	const json_t *dynamic_tools;
+	struct hook_set *hooks; /* the thread's lifecycle hooks (the agent keeps a reference) */
 };
 
 struct agent *agent_new(const struct agent_config *c);

@@ -23,6 +23,7 @@
 #include "account/account.h"
 #include "agent.h"
 #include "agent/approval/approval_rules.h"
+#include "agent/prompt/prompt_input.h"
 #include "agent/shell/shell_words.h"
 #include "agent/tools/tool_headtail.h"
 #include "config/config.h"
@@ -165,6 +166,7 @@ struct agent {
 	void *review_arg;
 	struct agent_cmd *user_cmds; /* thread/shellCommand's commands running (user_shell.c) */
 	unsigned n_user;
+	int hooks_started; /* SessionStart's turn came (agent_hooks.c) */
 };
 
 struct agent_turn {
@@ -220,6 +222,12 @@ struct agent_turn {
 	 * the thread's user commands run in this turn (it ends after them). */
 	int shell_only;
 	unsigned user_running;
+	/* agent_hooks.c: the hook step running, the turn's new items waiting for the prompt
+	 * hooks, the final answer waiting for the Stop hooks, and whether one asked again */
+	struct hooks_step *hook;
+	json_t *hook_input;
+	char *stop_text;
+	int stop_due, stop_active;
 };
 
 /* agent.c */
@@ -262,8 +270,6 @@ void agent_model_cancel(struct agent_turn *t);
 void agent_stream_finish(struct agent_turn *t);
 /* agent_prompt.c */
 json_t *agent_prompt_input(struct agent_turn *t);
-json_t *agent_user_message(const json_t *input, char **cause);
-json_t *agent_user_item(const json_t *input, const char *id);
 json_t *agent_text_message(const char *role, const char *text);
 extern const char agent_base_instructions[];
 extern const char agent_compact_prompt[];
@@ -312,6 +318,12 @@ void agent_user_shell_failed(struct agent_cmd *c, const char *cause);
 void agent_user_shell_abort(struct agent_turn *t);
 void agent_user_shell_steered(struct agent_turn *t);
 void agent_user_shell_resume(struct agent *a);
+/* agent_hooks.c: 1 while a hook step holds the turn (agent_advance waits) */
+int agent_hooks_advance(struct agent_turn *t);
+void agent_hooks_stop_due(struct agent_turn *t, const json_t *response_items);
+void agent_hooks_interrupt(struct agent_turn *t);
+void agent_hooks_turn_free(struct agent_turn *t);
+void agent_hooks_session_end(struct agent *a);
 /* agent_patch.c */
 enum agent_patch_form {
 	AGENT_PATCH_TOOL,  /* the apply_patch tool: exec-style text */

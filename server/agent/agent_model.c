@@ -289,7 +289,6 @@ agent_response_done(struct agent_turn *t, const struct model_event *ev)
 		agent_record_response(a, copy);
 		agent_history_add(a, copy);
 	}
-	json_array_clear(t->response_items);
 	if (t->calls != NULL && json_array_size(t->calls) > 0) {
 		/* The calls run first; steered input goes with the request after them. */
 		t->phase = PHASE_TOOLS;
@@ -300,7 +299,9 @@ agent_response_done(struct agent_turn *t, const struct model_event *ev)
 		t->need_model = 1;
 	} else {
 		t->phase = PHASE_ENDING;
+		agent_hooks_stop_due(t, t->response_items); /* the Stop hooks first */
 	}
+	json_array_clear(t->response_items);
 	agent_kick(t);
 }
 

@@ -16,14 +16,13 @@
 #include <unistd.h>
 
 #include "agent_int.h"
+#include "agent/prompt/prompt_docs.h"
+#include "agent/prompt/prompt_input.h"
 #include "agent/review/review.h"
 #include "model/model.h"
 #include "protocol/base64.h"
 #include "protocol/xmalloc.h"
 #include "skills/skills.h"
-
-#define AGENT_DOC_MAX	(32u << 10) /* AGENTS.md bytes, all files together (upstream's) */
-#define AGENT_IMAGE_MAX (20u << 20) /* a local image file, at most */
 
 const char agent_base_instructions[] =
 	"You are a coding agent running in a terminal-less environment on the user's computer. "
@@ -59,128 +58,13 @@ agent_text_message(const char *role, const char *text)
 		"type", "input_text", "text", text);
 }
 
-/* Append the file at path to out if it exists (bounded by AGENT_DOC_MAX in all). */
-static void
-agent_doc_read(const char *path, struct buf *out)
-{
-	char chunk[4096];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-
-	if (fd == -1)
-		return;
-	if (out->len > 0)
-		buf_adds(out, "\n\n");
-	while ((n = read(fd, chunk, sizeof chunk)) > 0)
-		if (buf_add(out, chunk, (size_t)n) != 0)
-			break; /* past the ceiling: the rest is left out, as upstream truncates */
-	close(fd);
-}
-
-/* The repository root above cwd (the nearest directory holding .git), or NULL. */
-static char *
-agent_repo_root(const char *cwd)
-{
-	char *dir = xstrdup(cwd), *git, *slash;
-	struct stat st;
-
-	for (;;) {
-		git = xasprintf("%s/.git", strcmp(dir, "/") == 0 ? "" : dir);
-		if (lstat(git, &st) == 0) {
-			free(git);
-			return dir;
-		}
-		free(git);
-		if (strcmp(dir, "/") == 0 || (slash = strrchr(dir, '/')) == NULL)
-			break;
-		if (slash == dir)
-			slash[1] = '\0';
-		else
-			*slash = '\0';
-	}
-	free(dir);
-	return NULL;
-}
-
-/* Append dir/AGENTS.md to docs when it exists. */
-static void
-agent_doc_dir(const char *dir, size_t len, struct buf *docs)
-{
-	char *path = xasprintf("%.*s/AGENTS.md", len == 1 && dir[0] == '/' ? 0 : (int)len, dir);
-
-	agent_doc_read(path, docs);
-	free(path);
-}
-
-/* The AGENTS.md user message for cwd, or NULL when there is none (new reference). */
-static json_t *
-agent_docs(const char *cwd)
-{
-	char *root = agent_repo_root(cwd), *text;
-	size_t rl, len = strlen(cwd);
-	struct buf docs;
-	json_t *msg = NULL;
-
-	buf_init(&docs, AGENT_DOC_MAX);
-	rl = root != NULL ? strlen(root) : len;
-	/* From the repository's root down to the cwd, each directory's AGENTS.md in turn. */
-	agent_doc_dir(cwd, rl, &docs);
-	for (size_t i = rl + 1; i <= len; i++)
-		if (cwd[i] == '/' || cwd[i] == '\0')
-			agent_doc_dir(cwd, i, &docs);
-	if (docs.len > 0) {
-		text = xasprintf("# AGENTS.md instructions for %s\n\n<INSTRUCTIONS>\n%s\n"
-				 "</INSTRUCTIONS>",
-			cwd, buf_str(&docs));
-		msg = agent_text_message("user", text);
-		free(text);
-	}
-	buf_free(&docs);
-	free(root);
-	return msg;
-}
-
-/* The sandbox mode's word for a managed profile's file system: what it lets commands do. */
-static const char *
-agent_managed_word(const json_t *fs)
-{
-	const char *type = json_string_value(json_object_get(fs, "type"));
-	const json_t *e;
-	size_t i;
-
-	if (type == NULL || strcmp(type, "unrestricted") == 0)
-		return "danger-full-access";
-	json_array_foreach(json_object_get(fs, "entries"), i, e)
-	{
-		if (json_is_string(json_object_get(e, "access")) &&
-			strcmp(json_string_value(json_object_get(e, "access")), "write") == 0)
-			return "workspace-write";
-	}
-	return "read-only";
-}
-
-/* The sandbox mode's word for a wire SandboxPolicy (or PermissionProfile). */
-static const char *
-agent_sandbox_word(const json_t *policy)
-{
-	const char *type = json_string_value(json_object_get(policy, "type"));
-
-	if (type == NULL || strcmp(type, "readOnly") == 0)
-		return "read-only";
-	if (strcmp(type, "workspaceWrite") == 0)
-		return "workspace-write";
-	if (strcmp(type, "managed") == 0) /* a profile: its file system says */
-		return agent_managed_word(json_object_get(policy, "fileSystem"));
-	return "danger-full-access";
-}
-
 /* <environment_context> as a user message (new reference). */
 static json_t *
 agent_environment(const struct agent_turn *t)
 {
 	const char *ap = json_string_value(t->o.approval_policy);
 	int net = json_is_true(json_object_get(t->o.sandbox_policy, "networkAccess"));
-	const char *mode = agent_sandbox_word(t->o.sandbox_policy);
+	const char *mode = prompt_sandbox_word(t->o.sandbox_policy);
 	char *text;
 	json_t *m;
 
@@ -201,8 +85,8 @@ json_t *
 agent_prompt_input(struct agent_turn *t)
 {
 	struct agent *a = t->a;
-	json_t *in = json_array(), *docs;
-	char *skills;
+	json_t *in = json_array();
+	char *skills, *docs;
 
 	/* A review's reviewer has the review rubric instead (agent_review.c). */
 	json_array_append_new(in,
@@ -218,123 +102,14 @@ agent_prompt_input(struct agent_turn *t)
 		json_array_append_new(in, agent_text_message("developer", skills));
 		free(skills);
 	}
-	if ((docs = agent_docs(t->o.cwd)) != NULL)
-		json_array_append_new(in, docs);
+	if ((docs = prompt_docs(t->o.cwd)) != NULL) {
+		json_array_append_new(in, agent_text_message("user", docs));
+		free(docs);
+	}
 	json_array_append_new(in, agent_environment(t));
 	/* The history goes in as the text it is kept as (model_prompt.input_text). */
 	json_array_append(in, model_input_marker());
 	if (t->compacting)
 		json_array_append_new(in, agent_text_message("user", agent_compact_prompt));
 	return in;
-}
-
-/* A local image as a data URL; NULL with *cause. */
-static char *
-agent_image_url(const char *path, char **cause)
-{
-	static const char *const types[][2] = {{".png", "image/png"}, {".jpg", "image/jpeg"},
-		{".jpeg", "image/jpeg"}, {".gif", "image/gif"}, {".webp", "image/webp"}};
-	const char *mime = "application/octet-stream", *dot = strrchr(path, '.');
-	struct stat st;
-	char *data, *url = NULL;
-	size_t n = 0;
-	ssize_t r;
-	int fd;
-
-	for (size_t i = 0; dot != NULL && i < sizeof types / sizeof types[0]; i++)
-		if (strcasecmp(dot, types[i][0]) == 0)
-			mime = types[i][1];
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1 || fstat(fd, &st) == -1) {
-		*cause = xasprintf("cannot read image %s: %s", path, strerror(errno));
-		if (fd != -1)
-			close(fd);
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode) || (size_t)st.st_size > AGENT_IMAGE_MAX) {
-		*cause = xasprintf("cannot read image %s: not a file of at most %u bytes", path,
-			AGENT_IMAGE_MAX);
-		close(fd);
-		return NULL;
-	}
-	data = xmalloc((size_t)st.st_size + 1);
-	while (n < (size_t)st.st_size && (r = read(fd, data + n, (size_t)st.st_size - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	url = xmalloc(strlen(mime) + 14 + base64_encoded_len(n) + 1);
-	r = snprintf(url, strlen(mime) + 14, "data:%s;base64,", mime);
-	base64_encode(data, n, url + r);
-	url[r + (ssize_t)base64_encoded_len(n)] = '\0';
-	free(data);
-	return url;
-}
-
-/* The user's input as a Responses user message (new reference); NULL with *cause. */
-json_t *
-agent_user_message(const json_t *input, char **cause)
-{
-	json_t *content = json_array(), *in;
-	const char *type, *s;
-	char *url, *label;
-	size_t i;
-	int images = 0;
-
-	json_array_foreach((json_t *)input, i, in)
-	{
-		type = json_string_value(json_object_get(in, "type"));
-		if (type == NULL)
-			continue;
-		if (strcmp(type, "text") == 0) {
-			s = json_string_value(json_object_get(in, "text"));
-			json_array_append_new(content,
-				json_pack("{s:s, s:s}", "type", "input_text", "text",
-					s != NULL ? s : ""));
-		} else if (strcmp(type, "image") == 0) {
-			s = json_string_value(json_object_get(in, "url"));
-			if (s == NULL || strncmp(s, "data:", 5) != 0) {
-				*cause = xstrdup(
-					"remote image URLs are not supported; use an inline "
-					"data URL instead");
-				goto fail;
-			}
-			json_array_append_new(content,
-				json_pack("{s:s, s:s}", "type", "input_image", "image_url", s));
-		} else if (strcmp(type, "localImage") == 0) {
-			s = json_string_value(json_object_get(in, "path"));
-			if (s == NULL || (url = agent_image_url(s, cause)) == NULL) {
-				if (s == NULL)
-					*cause = xstrdup("localImage needs a path");
-				goto fail;
-			}
-			label = xasprintf("<image name=[Image #%d] path=\"%s\">", ++images, s);
-			json_array_append_new(content,
-				json_pack("{s:s, s:s}", "type", "input_text", "text", label));
-			json_array_append_new(content,
-				json_pack("{s:s, s:s}", "type", "input_image", "image_url", url));
-			free(label);
-			free(url);
-		}
-	}
-	return json_pack("{s:s, s:s, s:o}", "type", "message", "role", "user", "content", content);
-fail:
-	json_decref(content);
-	return NULL;
-}
-
-/* The v2 userMessage item of the input (new reference). */
-json_t *
-agent_user_item(const json_t *input, const char *id)
-{
-	json_t *content = json_array(), *in, *c;
-	size_t i;
-
-	json_array_foreach((json_t *)input, i, in)
-	{
-		c = json_deep_copy(in);
-		if (strcmp(json_string_value(json_object_get(c, "type")) ?: "", "text") == 0 &&
-			json_object_get(c, "text_elements") == NULL)
-			json_object_set_new(c, "text_elements", json_array());
-		json_array_append_new(content, c);
-	}
-	return json_pack("{s:s, s:s, s:n, s:o}", "type", "userMessage", "id", id, "clientId",
-		"content", content);
 }

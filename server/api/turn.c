@@ -21,6 +21,7 @@
 #include "agent/review/review.h"
 #include "agent/tools/tool_specs.h"
 #include "config/config.h"
+#include "hooks/hooks.h"
 #include "io/http.h"
 #include "mcp/mcp.h"
 #include "protocol/xmalloc.h"
@@ -125,6 +126,20 @@ turn_thread_restore_collab(struct turn_thread *tt)
 	free(msg);
 }
 
+/* The lifecycle hooks of the thread's cwd (its project layers included), as hooks/list lists
+ * them: read once, when the thread's agent is made. */
+static struct hook_set *
+turn_thread_hooks(const char *cwd)
+{
+	char *cause = NULL;
+	struct config *c = config_load_cwd(cwd, &cause);
+	struct hook_set *hs = hooks_discover(c);
+
+	config_free(c);
+	free(cause);
+	return hs;
+}
+
 /* The turn side of a loaded thread (made the first time), or NULL when it is not loaded. */
 static struct turn_thread *
 turn_thread_get(struct session *s, const char *id)
@@ -165,7 +180,9 @@ turn_thread_get(struct session *s, const char *id)
 	ac.base_instructions = store_thread_base_instructions(st);
 	ac.developer_instructions = store_thread_developer_instructions(st);
 	ac.dynamic_tools = store_thread_dynamic_tools(st);
+	ac.hooks = turn_thread_hooks(tt->cwd);
 	tt->agent = agent_new(&ac);
+	hooks_unref(ac.hooks); /* the agent keeps its own reference */
 	turn_thread_restore_collab(tt);
 	tt->next = s->turns;
 	if (s->turns != NULL)

@@ -110,6 +110,17 @@ turn_sink_rate_limits(void *arg, json_t *snapshot)
 	account_api_rate_limits(tt->s->rpc, snapshot);
 }
 
+/* hook/started, hook/completed: {threadId, turnId, run} in upstream's order. */
+static void
+turn_sink_hook(void *arg, const char *method, json_t *run)
+{
+	struct turn_thread *tt = arg;
+
+	thread_api_notify(tt->s, tt->id, method,
+		json_pack(
+			"{s:s, s:s, s:O}", "threadId", tt->id, "turnId", tt->turn_id, "run", run));
+}
+
 static void
 turn_sink_diff(void *arg, const char *diff)
 {
@@ -270,4 +281,5 @@ const struct agent_sink turn_sink = {
 	.approval = turn_sink_approval,
 	.approval_cancel = turn_sink_approval_cancel,
 	.done = turn_sink_done,
+	.hook = turn_sink_hook,
 };

@@ -82,8 +82,8 @@ struct hooks_report {
 	void (*summary)(void *arg, const char *method, json_t *run);
 	/*
 	 * Every handler ended: the contexts for the model (a string array, borrowed), whether
-	 * one blocked and the feedback fragments [{text, hookRunId}] (borrowed). The run is
-	 * freed by the caller after this returns (hooks_run_free).
+	 * one blocked and the feedback fragments [{text, hookRunId}] (borrowed). The caller
+	 * frees the run (hooks_run_free), here or later: nothing of it is touched after.
 	 */
 	void (*done)(void *arg, json_t *contexts, int blocked, json_t *feedback);
 };

@@ -219,7 +219,7 @@ hooks_add(struct hook_set *s, const struct hooks_source *src, const json_t *stat
 			"displayOrder", (json_int_t)*order, "enabled", enabled, "isManaged",
 			src->managed, "currentHash", hash != NULL ? hash : "", "trustStatus",
 			trust));
-	if (enabled && (src->managed || strcmp(trust, "trusted") == 0)) {
+	if (enabled && (src->managed || s->bypass || strcmp(trust, "trusted") == 0)) {
 		struct hook_handler *x;
 
 		if (s->n == s->cap) {
@@ -286,6 +286,9 @@ hooks_add_events(struct hook_set *s, const struct hooks_source *src, const json_
 	}
 }
 
+/* hooks_discover's bypass_hook_trust for the discovery under way (the loop's thread only) */
+static int hooks_bypass_next;
+
 struct hook_set *
 hooks_discover_layers(const json_t *layers, const json_t *states)
 {
@@ -293,6 +296,7 @@ hooks_discover_layers(const json_t *layers, const json_t *states)
 	long long order = 0;
 
 	s->refs = 1;
+	s->bypass = hooks_bypass_next;
 	s->entries = json_array();
 	s->warnings = json_array();
 	for (size_t i = json_array_size(layers); i-- > 0;) {
@@ -327,11 +331,15 @@ hooks_discover(const struct config *c)
 {
 	char *cause = NULL;
 	json_t *r = c != NULL ? config_read_result(c, 1, &cause) : NULL;
+	json_t *cfg = json_object_get(r, "config");
 	struct hook_set *s;
 
 	free(cause);
+	/* upstream's session flag: enabled hooks run without their trust (still listed as is) */
+	hooks_bypass_next = json_is_true(json_object_get(cfg, "bypass_hook_trust"));
 	s = hooks_discover_layers(json_object_get(r, "layers"),
-		json_object_get(json_object_get(json_object_get(r, "config"), "hooks"), "state"));
+		json_object_get(json_object_get(cfg, "hooks"), "state"));
+	hooks_bypass_next = 0;
 	json_decref(r);
 	return s;
 }

@@ -23,6 +23,7 @@ struct hook_set {
 	size_t n, cap;
 	json_t *entries;  /* HookMetadata[] */
 	json_t *warnings; /* string[] */
+	int bypass;	  /* bypass_hook_trust: enabled hooks run untrusted */
 };
 
 /* Whether a handler's matcher selects subject (NULL: the event has none). */

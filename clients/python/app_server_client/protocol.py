@@ -3144,6 +3144,61 @@ class McpToolCallProgressNotification(TypedDict, total=False):
     turnId: Required[str]
 
 
+class HookStartedNotification(TypedDict, total=False):
+    run: Required["HookRunSummary"]
+    threadId: Required[str]
+    turnId: Optional[str]
+
+
+class HookCompletedNotification(TypedDict, total=False):
+    run: Required["HookRunSummary"]
+    threadId: Required[str]
+    turnId: Optional[str]
+
+
+class HookRunSummary(TypedDict, total=False):
+    completedAt: Optional[int]
+    displayOrder: Required[int]
+    durationMs: Optional[int]
+    entries: Required[List["HookOutputEntry"]]
+    eventName: Required["HookEventName"]
+    executionMode: Required["HookExecutionMode"]
+    handlerType: Required["HookHandlerType"]
+    id: Required[str]
+    scope: Required["HookScope"]
+    source: "HookSource"
+    sourcePath: Required["LegacyAppPathString"]
+    startedAt: Required[int]
+    status: Required["HookRunStatus"]
+    statusMessage: Optional[str]
+
+
+class HookOutputEntry(TypedDict, total=False):
+    kind: Required["HookOutputEntryKind"]
+    text: Required[str]
+
+
+HookEventName: TypeAlias = Literal["preModelRequest", "postModelRequest", "preToolUse", "permissionRequest", "postToolUse", "preCompact", "postCompact", "sessionStart", "sessionEnd", "userPromptSubmit", "subagentStart", "subagentStop", "stop", "interrupt"]
+
+
+HookExecutionMode: TypeAlias = Literal["sync", "async"]
+
+
+HookHandlerType: TypeAlias = Literal["command", "mcpTool", "prompt", "agent"]
+
+
+HookScope: TypeAlias = Literal["thread", "turn"]
+
+
+HookSource: TypeAlias = Literal["system", "user", "project", "mdm", "sessionFlags", "plugin", "cloudRequirements", "cloudManagedConfig", "legacyManagedConfigFile", "legacyManagedConfigMdm", "unknown"]
+
+
+HookRunStatus: TypeAlias = Literal["running", "completed", "failed", "blocked", "stopped"]
+
+
+HookOutputEntryKind: TypeAlias = Literal["warning", "stop", "feedback", "context", "error"]
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -3254,6 +3309,8 @@ SERVER_NOTIFICATIONS: Dict[str, Optional[str]] = {
     "fuzzyFileSearch/sessionUpdated": "FuzzyFileSearchSessionUpdatedNotification",
     "fuzzyFileSearch/sessionCompleted": "FuzzyFileSearchSessionCompletedNotification",
     "skills/changed": "SkillsChangedNotification",
+    "hook/started": "HookStartedNotification",
+    "hook/completed": "HookCompletedNotification",
     "mcpServer/startupStatus/updated": "McpServerStatusUpdatedNotification",
     "item/mcpToolCall/progress": "McpToolCallProgressNotification",
     "configWarning": "ConfigWarningNotification",

@@ -3170,6 +3170,54 @@ export type McpToolCallProgressNotification = {
   turnId: string;
 };
 
+export type HookStartedNotification = {
+  run: HookRunSummary;
+  threadId: string;
+  turnId?: string | null;
+};
+
+export type HookCompletedNotification = {
+  run: HookRunSummary;
+  threadId: string;
+  turnId?: string | null;
+};
+
+export type HookRunSummary = {
+  completedAt?: number | null;
+  displayOrder: number;
+  durationMs?: number | null;
+  entries: Array<HookOutputEntry>;
+  eventName: HookEventName;
+  executionMode: HookExecutionMode;
+  handlerType: HookHandlerType;
+  id: string;
+  scope: HookScope;
+  source?: HookSource;
+  sourcePath: LegacyAppPathString;
+  startedAt: number;
+  status: HookRunStatus;
+  statusMessage?: string | null;
+};
+
+export type HookOutputEntry = {
+  kind: HookOutputEntryKind;
+  text: string;
+};
+
+export type HookEventName = "preModelRequest" | "postModelRequest" | "preToolUse" | "permissionRequest" | "postToolUse" | "preCompact" | "postCompact" | "sessionStart" | "sessionEnd" | "userPromptSubmit" | "subagentStart" | "subagentStop" | "stop" | "interrupt";
+
+export type HookExecutionMode = "sync" | "async";
+
+export type HookHandlerType = "command" | "mcpTool" | "prompt" | "agent";
+
+export type HookScope = "thread" | "turn";
+
+export type HookSource = "system" | "user" | "project" | "mdm" | "sessionFlags" | "plugin" | "cloudRequirements" | "cloudManagedConfig" | "legacyManagedConfigFile" | "legacyManagedConfigMdm" | "unknown";
+
+export type HookRunStatus = "running" | "completed" | "failed" | "blocked" | "stopped";
+
+export type HookOutputEntryKind = "warning" | "stop" | "feedback" | "context" | "error";
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -3277,6 +3325,8 @@ export type ServerNotification =
   | { method: "fuzzyFileSearch/sessionUpdated"; params: FuzzyFileSearchSessionUpdatedNotification }
   | { method: "fuzzyFileSearch/sessionCompleted"; params: FuzzyFileSearchSessionCompletedNotification }
   | { method: "skills/changed"; params: SkillsChangedNotification }
+  | { method: "hook/started"; params: HookStartedNotification }
+  | { method: "hook/completed"; params: HookCompletedNotification }
   | { method: "mcpServer/startupStatus/updated"; params: McpServerStatusUpdatedNotification }
   | { method: "item/mcpToolCall/progress"; params: McpToolCallProgressNotification }
   | { method: "configWarning"; params: ConfigWarningNotification };
@@ -3605,6 +3655,8 @@ export interface ServerNotificationMap {
    */
   "fuzzyFileSearch/sessionCompleted": FuzzyFileSearchSessionCompletedNotification;
   "skills/changed": SkillsChangedNotification;
+  "hook/started": HookStartedNotification;
+  "hook/completed": HookCompletedNotification;
   "mcpServer/startupStatus/updated": McpServerStatusUpdatedNotification;
   "item/mcpToolCall/progress": McpToolCallProgressNotification;
   /**

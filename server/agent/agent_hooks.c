@@ -1,0 +1,196 @@
+/*
+ * The lifecycle hooks at a turn's points (hooks/hooks_turn.h does the work): the prompt hooks
+ * before the user's message item, Stop after the final answer, SessionEnd when the thread goes.
+ * A step holds the turn (agent_advance waits); its end says what joins the history and
+ * whether the turn goes on, ends, or asks the model again.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_int.h"
+#include "hooks/hooks_turn.h"
+#include "protocol/xmalloc.h"
+#include "thread/store/store.h"
+#include "thread/uuidv7.h"
+
+static void
+agent_hooks_ctx(struct agent_turn *t, struct agent *a, struct hooks_ctx *c)
+{
+	const struct thread_meta *m = a->c.thread != NULL ? store_thread_meta(a->c.thread) : NULL;
+
+	memset(c, 0, sizeof *c);
+	c->loop = a->c.loop;
+	c->set = a->c.hooks;
+	c->session_id = a->c.thread_id;
+	c->transcript_path = m != NULL ? m->path : NULL;
+	c->cwd = t != NULL ? t->o.cwd : (m != NULL ? m->cwd : NULL);
+	if (t != NULL) {
+		c->turn_id = t->id;
+		c->model = t->o.model;
+		c->approval_policy = t->o.approval_policy;
+	}
+}
+
+/* Items (borrowed) join the history and the rollout, in order. */
+static void
+agent_hooks_items(struct agent_turn *t, const json_t *items)
+{
+	json_t *it;
+	size_t i;
+
+	json_array_foreach(items, i, it)
+	{
+		agent_record_response(t->a, it);
+		agent_history_add(t->a, json_incref(it));
+	}
+}
+
+static void
+agent_hooks_summary(void *arg, const char *method, json_t *run)
+{
+	struct agent_turn *t = arg;
+
+	if (t->sink->hook != NULL)
+		t->sink->hook(t->arg, method, run);
+}
+
+static void
+agent_hooks_done(void *arg, const struct hooks_result *r)
+{
+	struct agent_turn *t = arg;
+	json_t *item;
+	int64_t now = agent_now_ms();
+
+	t->hook = NULL; /* the step frees itself */
+	agent_hooks_items(t, r->items);
+	if (r->item != NULL) {
+		item = json_deep_copy(r->item);
+		agent_item_start(t, item, now);
+		agent_item_complete(t, item, now);
+		json_decref(item);
+	}
+	if (r->verdict == HOOKS_END) { /* a blocked prompt leaves no item */
+		json_decref(t->user_input);
+		t->user_input = NULL;
+		t->phase = PHASE_ENDING;
+	} else if (r->verdict == HOOKS_AGAIN) {
+		t->phase = PHASE_MODEL;
+		t->need_model = 1;
+		t->stop_active = 1;
+	}
+	agent_kick(t);
+}
+
+static const struct hooks_step_report agent_hooks_report = {agent_hooks_summary, agent_hooks_done};
+
+/* The user's text, as UserPromptSubmit's `prompt` (heap). */
+static char *
+agent_hooks_prompt(const struct agent_turn *t)
+{
+	struct buf b;
+	const json_t *v;
+	size_t i;
+	char *s;
+
+	buf_init(&b, AGENT_TEXT_MAX);
+	json_array_foreach(t->o.input, i, v)
+	{
+		const char *text = json_string_value(json_object_get(v, "text"));
+
+		if (text != NULL && b.len > 0)
+			buf_adds(&b, "\n");
+		if (text != NULL)
+			buf_adds(&b, text);
+	}
+	s = xstrdup(buf_str(&b));
+	buf_free(&b);
+	return s;
+}
+
+int
+agent_hooks_advance(struct agent_turn *t)
+{
+	struct agent *a = t->a;
+	struct hooks_ctx c;
+	json_t *in = t->hook_input;
+	char id[41] = "msg_", *prompt;
+
+	if (t->hook != NULL)
+		return 1;
+	agent_hooks_ctx(t, a, &c);
+	if (in != NULL) {
+		t->hook_input = NULL;
+		prompt = agent_hooks_prompt(t);
+		if (!t->interrupted && !t->failed && a->c.hooks != NULL)
+			t->hook = hooks_prompt_start(&c,
+				a->hooks_started++ > 0		  ? NULL
+					: a->rollout_path != NULL ? "resume"
+								  : "startup",
+				in, prompt, &agent_hooks_report, t);
+		if (t->hook == NULL)
+			agent_hooks_items(t, in);
+		free(prompt);
+		json_decref(in);
+		return t->hook != NULL;
+	}
+	if (t->stop_due && t->phase == PHASE_ENDING && !t->interrupted && !t->failed) {
+		t->stop_due = 0;
+		uuidv7_new(id + 4);
+		t->hook = hooks_stop_start(
+			&c, t->stop_active, t->stop_text, id, &agent_hooks_report, t);
+		return t->hook != NULL;
+	}
+	return 0;
+}
+
+void
+agent_hooks_stop_due(struct agent_turn *t, const json_t *response_items)
+{
+	const json_t *it, *part;
+	size_t i, j;
+
+	if (hooks_count(t->a->c.hooks, HOOK_STOP) == 0 || t->review != NULL || t->compacting)
+		return;
+	free(t->stop_text);
+	t->stop_text = NULL;
+	json_array_foreach(response_items, i, it)
+	{
+		if (json_is_string(json_object_get(it, "role")) &&
+			strcmp(json_string_value(json_object_get(it, "role")), "assistant") == 0)
+			json_array_foreach(json_object_get(it, "content"), j,
+				part) if (json_is_string(json_object_get(part, "text")))
+			{
+				free(t->stop_text);
+				t->stop_text =
+					xstrdup(json_string_value(json_object_get(part, "text")));
+			}
+	}
+	t->stop_due = 1;
+}
+
+void
+agent_hooks_interrupt(struct agent_turn *t)
+{
+	hooks_step_free(t->hook); /* its processes are killed: the turn ends now */
+	t->hook = NULL;
+}
+
+void
+agent_hooks_turn_free(struct agent_turn *t)
+{
+	agent_hooks_interrupt(t);
+	json_decref(t->hook_input);
+	free(t->stop_text);
+}
+
+void
+agent_hooks_session_end(struct agent *a)
+{
+	struct hooks_ctx c;
+
+	if (a->hooks_started && a->c.hooks != NULL) {
+		agent_hooks_ctx(NULL, a, &c);
+		hooks_session_end(&c);
+	}
+	hooks_unref(a->c.hooks);
+}

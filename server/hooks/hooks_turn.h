@@ -1,0 +1,71 @@
+/*
+ * The hooks at a turn's lifecycle points, as upstream 0.169 runs them (recorded in
+ * tests/fixtures/hooks/upstream/turns.json), behind a narrow interface for the agent: it says
+ * where the turn is, and gets back what to put into the history, an item to report and whether
+ * the turn goes on, ends, or asks the model again. Steps run on the loop (never waited for).
+ *
+ *  - prompt: SessionStart (the thread's first turn) then UserPromptSubmit, before the user's
+ *    message item. Their contexts become developer messages, SessionStart's before the
+ *    user's input, UserPromptSubmit's after it; a UserPromptSubmit block ends the turn with
+ *    nothing recorded and no model request.
+ *  - stop: Stop after the final answer; a block asks the model again with a user message
+ *    `<hook_prompt hook_run_id="...">reason</hook_prompt>` and reports a hookPrompt item.
+ *  - end: SessionEnd when the thread goes (the connection closed): detached, nothing is
+ *    reported; hooks_detached_live says whether one still runs (the daemon waits for it).
+ */
+#ifndef HOOKS_TURN_H
+#define HOOKS_TURN_H
+
+#include "hooks.h"
+
+/* Where the turn is: the fields every hook's stdin carries (borrowed during the call). */
+struct hooks_ctx {
+	struct ev_loop *loop;
+	const struct hook_set *set;
+	const char *session_id;	     /* the thread's id */
+	const char *turn_id;	     /* or NULL */
+	const char *transcript_path; /* the rollout, or NULL */
+	const char *cwd;
+	const char *model;
+	const json_t *approval_policy; /* wire AskForApproval: permission_mode */
+};
+
+enum hooks_verdict {
+	HOOKS_GO_ON, /* go on as without hooks */
+	HOOKS_END,   /* end the turn now (what was not recorded is dropped) */
+	HOOKS_AGAIN, /* ask the model again */
+};
+
+struct hooks_result {
+	enum hooks_verdict verdict;
+	json_t *items; /* Responses items for the history and the rollout, in order */
+	json_t *item;  /* a ThreadItem to report started and completed, or NULL */
+};
+
+struct hooks_step;
+struct hooks_step_report {
+	/* hook/started and hook/completed: a HookRunSummary (borrowed). */
+	void (*summary)(void *arg, const char *method, json_t *run);
+	/* Once, from the loop, last (r borrowed); the step is freed right after it returns. */
+	void (*done)(void *arg, const struct hooks_result *r);
+};
+
+/*
+ * The prompt step: input are the turn's new Responses items (the user's message and what
+ * goes with it, borrowed), prompt the user's text; session_start: the thread's first turn
+ * ("startup", or "resume" for a thread read back). NULL when no hook runs (nothing reported).
+ */
+struct hooks_step *hooks_prompt_start(const struct hooks_ctx *c, const char *session_start,
+	const json_t *input, const char *prompt, const struct hooks_step_report *r, void *arg);
+/* The stop step: active after a Stop block already asked again; item_id names the hookPrompt
+ * item and its message. NULL when no hook runs. */
+struct hooks_step *hooks_stop_start(const struct hooks_ctx *c, int active, const char *last_message,
+	const char *item_id, const struct hooks_step_report *r, void *arg);
+/* Interrupt: the hooks' processes are killed, nothing more is reported. */
+void hooks_step_free(struct hooks_step *s);
+
+/* SessionEnd, detached (c->turn_id unused). */
+void hooks_session_end(const struct hooks_ctx *c);
+int hooks_detached_live(void);
+
+#endif
