@@ -92,7 +92,7 @@ mcp_api_thread_opened(
 		return;
 	}
 	o.loop = s->loop;
-	o.q = s->q;
+	o.q = s->engine_q; /* the thread may outlive this connection */
 	o.cwd = tt->cwd;
 	o.status = mcp_api_status_cb;
 	o.arg = tt;
