@@ -93,6 +93,7 @@ wsd_open(void *lctx, struct ws_conn *c)
 		abort();
 	}
 	cl->s = session_new(d->loop, ws_conn_outq(c), cl->rpc);
+	cl->s->engine_q = NULL; /* shared threads never pause for one connection */
 	rpc_set_session(cl->rpc, cl->s);
 	outq_set_drain_cb(ws_conn_outq(c), wsd_drain_cb, cl);
 	ev_idle_init(&cl->config_idle, wsd_config_cb);

@@ -4,6 +4,7 @@
 #include "api/account/account_api.h"
 #include "api/mcp/mcp_api.h"
 #include "api.h"
+#include "api/subscribers/subscribers.h"
 #include "protocol/xmalloc.h"
 #include "session.h"
 #include "turn.h"
@@ -16,9 +17,11 @@ session_new(struct ev_loop *loop, struct outq *q, struct rpc *rpc)
 	s->rpc = rpc;
 	s->loop = loop;
 	s->q = q;
+	s->engine_q = q;
 	s->exec = command_exec_new(s);
 	s->fs = fs_session_new(s);
 	account_api_attach(s);
+	subs_session_add(s);
 	return s;
 }
 
@@ -27,6 +30,7 @@ session_free(struct session *s)
 {
 	if (s == NULL)
 		return;
+	subs_session_remove(s);
 	account_api_detach(s);
 	mcp_api_session_end(s);
 	command_exec_free(s->exec);

@@ -20,6 +20,12 @@ struct session {
 	struct rpc *rpc;
 	struct ev_loop *loop;
 	struct outq *q;
+	/*
+	 * The queue whose congestion pauses the engine work of the threads this connection
+	 * drives (their commands' output): q on stdio; NULL for a listener's connection, whose
+	 * threads are shared and must not stall for one slow subscriber (docs/transports.md).
+	 */
+	struct outq *engine_q;
 	struct command_exec *exec;     /* command/exec's processes (command_exec.c) */
 	struct fs_session *fs;	       /* workers, watches and searches of the fs area (fs.c) */
 	struct turn_thread *turns;     /* loaded threads that ran a turn (turn.c) */

@@ -20,6 +20,7 @@
 #include "thread.h"
 #include "api/mcp/mcp_api.h"
 #include "api/settings/thread_settings.h"
+#include "api/subscribers/subscribers.h"
 #include "turn.h"
 #include "config/config.h"
 #include "config/home.h"
@@ -37,10 +38,9 @@ struct thread_slot {
 	char id[40];
 	void *agent;
 	void (*free_fn)(void *);
-	int unsubscribed;
-	struct session *s;
-	ev_timer idle;	/* unsubscribed: unload once idle this long (thread/closed) */
-	char *profile;	/* the permission profile the thread runs under, or NULL */
+	struct session *closer; /* the last to unsubscribe: thread/closed goes to it */
+	ev_timer idle;		/* nobody subscribed: unload once idle this long */
+	char *profile;		/* the permission profile the thread runs under, or NULL */
 	json_t *policy; /* its wire policy (permissions_policy), what the commands run under */
 };
 
@@ -202,10 +202,7 @@ thread_api_agent(struct session *s, const char *id)
 int
 thread_api_subscribed(struct session *s, const char *id)
 {
-	struct thread_slot *sl = thread_slot(id, 0);
-
-	(void)s;
-	return sl == NULL || !sl->unsubscribed;
+	return subs_is(id, s) != 0; /* a thread nobody ever subscribed to: its one connection */
 }
 
 /* How long an unsubscribed thread stays loaded once idle ($APP_SERVER_THREAD_IDLE_SECS). */
@@ -219,14 +216,14 @@ thread_idle_secs(void)
 }
 
 /*
- * An unsubscribed thread idle for that long unloads, with thread/closed: no connection wants
- * it any more (a running turn postpones it).
+ * A thread nobody is subscribed to, idle for that long, unloads, with thread/closed to the
+ * connection that unsubscribed last (a running turn postpones it).
  */
 static void
 thread_idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct thread_slot *sl = container_of(w, struct thread_slot, idle);
-	struct session *s = sl->s;
+	struct session *s = sl->closer;
 	char id[40];
 
 	(void)revents;
@@ -244,13 +241,13 @@ int
 thread_api_subscribe(struct session *s, const char *id, int on)
 {
 	struct thread_slot *sl = thread_slot(id, 1);
-	int was = !sl->unsubscribed;
+	int was = subs_set(id, s, on);
 
-	sl->unsubscribed = !on;
-	sl->s = s;
-	if (on)
+	if (on) {
 		ev_timer_stop(s->loop, &sl->idle);
-	else if (was) {
+		sl->closer = NULL;
+	} else if (was && subs_count(id) == 0) {
+		sl->closer = s;
 		ev_timer_set(&sl->idle, thread_idle_secs(), 0.);
 		ev_timer_start(s->loop, &sl->idle);
 	}
@@ -263,8 +260,8 @@ thread_slot_free(struct thread_slot *sl)
 {
 	void *agent = sl->agent;
 
-	if (sl->s != NULL)
-		ev_timer_stop(sl->s->loop, &sl->idle);
+	if (sl->closer != NULL)
+		ev_timer_stop(sl->closer->loop, &sl->idle);
 	TAILQ_REMOVE(&thread_slots, sl, entry);
 	if (agent != NULL && sl->free_fn != NULL)
 		sl->free_fn(agent);
@@ -299,36 +296,55 @@ thread_api_unload(struct session *s, const char *id)
 
 	if (sl != NULL)
 		thread_slot_free(sl);
+	subs_forget(id);
 	if ((t = thread_api_loaded(s, id)) != NULL)
 		store_unload(t);
 }
 
 /*
- * A connection went (docs/transports.md): the threads whose turns report to it, and those it
- * was the last to subscribe to, unload as they would at the end of stdio (a running turn is
- * interrupted and its processes killed). Threads other connections loaded stay.
+ * A connection went (docs/transports.md). It leaves every thread it was subscribed to; a
+ * thread whose engine ran on it moves to another subscriber and its turn goes on (upstream
+ * 0.169's: no connection owns a thread); a thread nobody is subscribed to any more unloads as
+ * at the end of stdio (a running turn is interrupted and its processes killed).
  */
 void
 thread_api_session_end(struct session *s)
 {
 	struct thread_slot *sl, *next;
 	struct turn_thread *head;
+	json_t *mine = json_array(), *v;
+	struct session *other;
 	char id[40];
+	size_t i;
 
+	for (i = 0; subs_thread_of(s, i, id) == 0; i++)
+		json_array_append_new(mine, json_string(id));
+	subs_session_remove(s); /* its copies of pending server requests end too */
 	while ((head = s->turns) != NULL) {
 		snprintf(id, sizeof id, "%s", head->id);
+		if ((other = subs_other(id, NULL)) != NULL) {
+			turn_api_move(head, other);
+			continue;
+		}
 		thread_api_unload(s, id);
 		if (s->turns == head) /* not in a slot: free it by hand */
 			thread_api_drop_agent(s, id);
 		if (s->turns == head)
 			break;
 	}
+	json_array_foreach(mine, i, v) if (subs_count(json_string_value(v)) == 0 &&
+		thread_slot(json_string_value(v), 0) != NULL)
+		thread_api_unload(s, json_string_value(v));
+	json_decref(mine);
 	for (sl = TAILQ_FIRST(&thread_slots); sl != NULL; sl = next) {
 		next = TAILQ_NEXT(sl, entry);
-		if (sl->s != s)
+		if (sl->closer != s)
 			continue;
 		snprintf(id, sizeof id, "%s", sl->id);
-		thread_api_unload(s, id);
+		if (subs_count(id) == 0)
+			thread_api_unload(s, id);
+		else
+			sl->closer = NULL;
 		next = TAILQ_FIRST(&thread_slots); /* the unload may have freed others */
 	}
 }
@@ -346,24 +362,12 @@ thread_api_shutdown(struct session *s)
 }
 
 void
-thread_api_error(struct rpc_req *req, int r, const char *cause, const char *cursor)
-{
-	int code = store_rpc_code(r);
-	json_t *data = NULL;
-
-	if (code == RPC_INVALID_PARAMS && cursor != NULL)
-		data = json_pack("{s:s}", "cursor", cursor);
-	rpc_reply_error(req, code, cause != NULL ? cause : "thread store error", data);
-}
-
-void
 thread_api_notify(struct session *s, const char *id, const char *method, json_t *params)
 {
-	if (!thread_api_subscribed(s, id)) {
-		json_decref(params);
-		return;
-	}
-	rpc_notify(s->rpc, method, params);
+	if (subs_is(id, s) < 0) /* nobody ever subscribed: the one connection there is */
+		rpc_notify(s->rpc, method, params);
+	else
+		subs_notify(id, method, params);
 }
 
 /* A string param, or NULL. */
@@ -459,7 +463,8 @@ thread_start(struct session *s, struct rpc_req *req, json_t *params)
 	thread_api_subscribe(s, store_thread_id(t), 1);
 	rpc_reply(req,
 		thread_result(t, json_incref(thread), cfg, thread_settings_active(cfg, params)));
-	rpc_notify(s->rpc, "thread/started", json_pack("{s:o}", "thread", thread));
+	/* to every connection, as upstream 0.169 (subscribed or not) */
+	subs_broadcast("thread/started", json_pack("{s:o}", "thread", thread));
 	turn_api_thread_opened(s, store_thread_id(t));
 	skills_api_thread_opened(s, t);
 	mcp_api_thread_opened(s, store_thread_id(t), cfg, params);
@@ -467,59 +472,6 @@ out:
 	free(cause);
 	json_decref(policy);
 	config_free(own);
-}
-
-static int
-thread_text_cb(const char *p, size_t n, void *arg)
-{
-	return buf_add(arg, p, n) == 0 ? 0 : -1;
-}
-
-void
-thread_api_reply_thread(
-	struct rpc_req *req, json_t *thread, const char *turns, size_t turns_len, json_t *rest)
-{
-	static const char tail[] = "\"turns\":[]}"; /* the Thread's last member */
-	const size_t tl = sizeof tail - 1;
-	struct buf b;
-	size_t mark;
-	int r;
-
-	buf_init(&b, SIZE_MAX / 2);
-	r = buf_adds(&b, "{\"thread\":");
-	mark = b.len;
-	if (r == 0 && json_dump_callback(thread, thread_text_cb, &b, JSON_COMPACT) != 0)
-		r = -E2BIG;
-	if (r == 0 && turns != NULL) {
-		if (b.len - mark < tl || memcmp(b.ptr + b.len - tl, tail, tl) != 0) {
-			r = -EINVAL;
-		} else {
-			buf_truncate(&b, b.len - 3);
-			if ((r = buf_add(&b, turns, turns_len)) == 0)
-				r = buf_addc(&b, '}');
-		}
-	}
-	if (r == 0 && rest != NULL && json_object_size(rest) > 0) {
-		mark = b.len;
-		if ((r = buf_addc(&b, ',')) == 0 &&
-			json_dump_callback(rest, thread_text_cb, &b, JSON_COMPACT) != 0)
-			r = -E2BIG;
-		/* the rest's own braces go: its members follow the thread's */
-		if (r == 0) {
-			memmove(b.ptr + mark + 1, b.ptr + mark + 2, b.len - mark - 2);
-			buf_truncate(&b, b.len - 2);
-		}
-	}
-	if (r == 0)
-		r = buf_addc(&b, '}');
-	if (r == 0)
-		rpc_reply_raw(req, b.ptr, b.len);
-	else
-		rpc_reply_errorf(
-			req, RPC_INTERNAL_ERROR, "failed to write the thread: %s", strerror(-r));
-	buf_free(&b);
-	json_decref(thread);
-	json_decref(rest);
 }
 
 /* thread/resume: the answer once the turns were read on the store's worker. */
@@ -687,7 +639,8 @@ thread_fork(struct session *s, struct rpc_req *req, json_t *params)
 	rpc_reply(req,
 		thread_result(t, json_incref(thread), cfg, thread_settings_active(cfg, params)));
 	json_object_set_new(thread, "turns", json_array());
-	rpc_notify(s->rpc, "thread/started", json_pack("{s:o}", "thread", thread));
+	/* to every connection, as upstream 0.169 (subscribed or not) */
+	subs_broadcast("thread/started", json_pack("{s:o}", "thread", thread));
 	turn_api_thread_opened(s, store_thread_id(t));
 	skills_api_thread_opened(s, t);
 	mcp_api_thread_opened(s, store_thread_id(t), cfg, params);

@@ -2,7 +2,9 @@
  * Reading threads: thread/read (a whole history is built on the store's read worker, never on
  * the loop), thread/list (keyset pages of the SQLite index), thread/turns/list and
  * thread/items/list (pages of one rollout), thread/loaded/list (this daemon's loaded threads).
- * A bad cursor is -32602 with data {cursor}, as the store reports it.
+ * A bad cursor is -32602 with data {cursor}, as the store reports it. And what every thread
+ * method answers with: a store error in upstream's terms, a {thread, ...} result with its turns
+ * spliced in as text.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include "api.h"
 #include "session.h"
 #include "thread.h"
+#include "protocol/buf.h"
 #include "protocol/xmalloc.h"
 #include "rpc/rpc.h"
 #include "thread/store/store.h"
@@ -197,6 +200,70 @@ thread_loaded_list(struct session *s, struct rpc_req *req, json_t *params)
 			i < json_array_size(ids) ? json_incref(json_array_get(ids, i - 1))
 						 : json_null()));
 	json_decref(ids);
+}
+
+void
+thread_api_error(struct rpc_req *req, int r, const char *cause, const char *cursor)
+{
+	int code = store_rpc_code(r);
+	json_t *data = NULL;
+
+	if (code == RPC_INVALID_PARAMS && cursor != NULL)
+		data = json_pack("{s:s}", "cursor", cursor);
+	rpc_reply_error(req, code, cause != NULL ? cause : "thread store error", data);
+}
+
+static int
+thread_text_cb(const char *p, size_t n, void *arg)
+{
+	return buf_add(arg, p, n) == 0 ? 0 : -1;
+}
+
+void
+thread_api_reply_thread(
+	struct rpc_req *req, json_t *thread, const char *turns, size_t turns_len, json_t *rest)
+{
+	static const char tail[] = "\"turns\":[]}"; /* the Thread's last member */
+	const size_t tl = sizeof tail - 1;
+	struct buf b;
+	size_t mark;
+	int r;
+
+	buf_init(&b, SIZE_MAX / 2);
+	r = buf_adds(&b, "{\"thread\":");
+	mark = b.len;
+	if (r == 0 && json_dump_callback(thread, thread_text_cb, &b, JSON_COMPACT) != 0)
+		r = -E2BIG;
+	if (r == 0 && turns != NULL) {
+		if (b.len - mark < tl || memcmp(b.ptr + b.len - tl, tail, tl) != 0) {
+			r = -EINVAL;
+		} else {
+			buf_truncate(&b, b.len - 3);
+			if ((r = buf_add(&b, turns, turns_len)) == 0)
+				r = buf_addc(&b, '}');
+		}
+	}
+	if (r == 0 && rest != NULL && json_object_size(rest) > 0) {
+		mark = b.len;
+		if ((r = buf_addc(&b, ',')) == 0 &&
+			json_dump_callback(rest, thread_text_cb, &b, JSON_COMPACT) != 0)
+			r = -E2BIG;
+		/* the rest's own braces go: its members follow the thread's */
+		if (r == 0) {
+			memmove(b.ptr + mark + 1, b.ptr + mark + 2, b.len - mark - 2);
+			buf_truncate(&b, b.len - 2);
+		}
+	}
+	if (r == 0)
+		r = buf_addc(&b, '}');
+	if (r == 0)
+		rpc_reply_raw(req, b.ptr, b.len);
+	else
+		rpc_reply_errorf(
+			req, RPC_INTERNAL_ERROR, "failed to write the thread: %s", strerror(-r));
+	buf_free(&b);
+	json_decref(thread);
+	json_decref(rest);
 }
 
 const struct rpc_method api_thread_read_methods[] = {

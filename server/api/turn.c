@@ -45,6 +45,8 @@ turn_policy_of_mode(const char *mode)
 	return json_pack("{s:s}", "type", "readOnly");
 }
 
+static void turn_thread_unlink(struct turn_thread *tt);
+
 static void
 turn_thread_free(void *arg)
 {
@@ -57,12 +59,7 @@ turn_thread_free(void *arg)
 	/* a review/start waiting for git is answered first */ /* a running turn is
 								  interrupted and reported
 								  first */
-	if (tt->prev != NULL)
-		tt->prev->next = tt->next;
-	else
-		tt->s->turns = tt->next;
-	if (tt->next != NULL)
-		tt->next->prev = tt->prev;
+	turn_thread_unlink(tt);
 	turn_sink_clear(tt);
 	free(tt->cwd);
 	free(tt->model);
@@ -171,7 +168,7 @@ turn_thread_get(struct session *s, const char *id)
 		: turn_policy_of_mode(store_thread_sandbox(st));
 	ac.loop = s->loop;
 	ac.http = http_default();
-	ac.q = s->q;
+	ac.q = s->engine_q;
 	ac.worker = turn_shared_worker(s->loop);
 	ac.thread = st;
 	ac.thread_id = tt->id;
@@ -196,6 +193,30 @@ struct turn_thread *
 turn_api_thread(struct session *s, const char *thread_id)
 {
 	return turn_thread_get(s, thread_id);
+}
+
+/* Take tt off its connection's list. */
+static void
+turn_thread_unlink(struct turn_thread *tt)
+{
+	if (tt->prev != NULL)
+		tt->prev->next = tt->next;
+	else
+		tt->s->turns = tt->next;
+	if (tt->next != NULL)
+		tt->next->prev = tt->prev;
+	tt->next = tt->prev = NULL;
+}
+
+void
+turn_api_move(struct turn_thread *tt, struct session *to)
+{
+	turn_thread_unlink(tt);
+	tt->s = to;
+	tt->next = to->turns;
+	if (to->turns != NULL)
+		to->turns->prev = tt;
+	to->turns = tt;
 }
 
 /*
@@ -236,8 +257,8 @@ turn_set_str(char **slot, const json_t *v)
  * from params, NULL when not given: the agent keeps the thread's last mode).
  */
 static int
-turn_overrides(
-	struct turn_thread *tt, json_t *params, char **collab, const char **mode, char **cause)
+turn_overrides(struct session *s, struct turn_thread *tt, json_t *params, char **collab,
+	const char **mode, char **cause)
 {
 	struct profiles_turn pt;
 
@@ -262,7 +283,7 @@ turn_overrides(
 	turn_set_str(&tt->model, json_object_get(params, "model"));
 	turn_set_str(&tt->effort, json_object_get(params, "effort"));
 	turn_set_str(&tt->summary, json_object_get(params, "summary"));
-	if (profiles_turn_params(tt->s, params, &pt, cause) != 0)
+	if (profiles_turn_params(s, params, &pt, cause) != 0) /* the requester's capabilities */
 		return -1;
 	if (pt.sandbox_policy != NULL) {
 		json_decref(tt->sandbox_policy);
@@ -364,7 +385,7 @@ turn_start(struct session *s, struct rpc_req *req, json_t *params)
 		return;
 	}
 	mcp_api_turn_begin(s, tt); /* after config/mcpServer/reload */
-	r = turn_overrides(tt, params, &collab, &mode, &cause);
+	r = turn_overrides(s, tt, params, &collab, &mode, &cause);
 	if (r == 0)
 		r = turn_opts(tt, input, json_is_null(schema) ? NULL : schema, &o, &cause);
 	if (r == 0) {

@@ -19,9 +19,9 @@ struct store_thread;
 struct turn_pending {
 	struct turn_thread *tt;
 	long long token;
-	long long rpc_id;
-	int cancelled; /* the agent withdrew it: resolved after turn/completed */
-	int quiet;     /* item/tool/call: no serverRequest/resolved (upstream sends none) */
+	struct subs_call *call; /* one copy per subscribed connection (api/subscribers/) */
+	int cancelled;		/* the agent withdrew it: resolved after turn/completed */
+	int quiet; /* item/tool/call: no serverRequest/resolved (upstream sends none) */
 	struct turn_pending *next;
 };
 
@@ -41,8 +41,9 @@ struct turn_thread {
 	int ending;		   /* done is being reported */
 	json_t *last_message;	   /* the last agentMessage item: turn/completed's items */
 	struct turn_pending *pend; /* approvals asked and not resolved */
-	json_t *resolved_later;	   /* request ids to resolve after turn/completed */
-	int shell_only;		   /* a turn of thread/shellCommand's alone: items notLoaded */
+	struct subs_call **later;  /* requests to resolve after turn/completed */
+	size_t nlater;
+	int shell_only; /* a turn of thread/shellCommand's alone: items notLoaded */
 };
 
 extern const struct agent_sink turn_sink;
@@ -57,6 +58,12 @@ void turn_sink_clear(struct turn_thread *tt);
 void turn_api_thread_opened(struct session *s, const char *thread_id);
 /* The turn side of a loaded thread (made the first time), or NULL when it is not loaded. */
 struct turn_thread *turn_api_thread(struct session *s, const char *thread_id);
+/*
+ * Its connection went and another subscriber stays: the thread's engine is now that one's
+ * (what the sink sends to the engine's connection alone, account/rateLimits/updated, goes
+ * there), and its turn goes on.
+ */
+void turn_api_move(struct turn_thread *tt, struct session *to);
 /* What a turn of tt runs with now (its settings, input borrowed); 0 or -1 with *cause. */
 int turn_api_opts(struct turn_thread *tt, json_t *input, struct agent_turn_opts *o, char **cause);
 /* Whether a turn of this thread is running. */

@@ -2,14 +2,18 @@
  * What a turn reports (agent.h's sink), as upstream's notifications and server requests:
  * item/started, deltas, item/completed, thread/tokenUsage/updated, turn/diff/updated,
  * turn/plan/updated, error, thread/status/changed (active, waitingOnApproval, idle), the
- * approval requests (rpc_call: ids from 0) with serverRequest/resolved after each, and
- * turn/completed exactly once. A request the agent withdraws (interrupt, the turn's end) is
- * cancelled in the rpc layer, and resolved on the wire after turn/completed, as 0.169 does.
+ * approval requests with serverRequest/resolved after each, and turn/completed exactly once.
+ * A request the agent withdraws (interrupt, the turn's end) is cancelled in the rpc layer,
+ * and resolved on the wire after turn/completed, as 0.169 does. As upstream 0.169 shares a
+ * thread (api/subscribers/): every subscribed connection gets the thread's notifications
+ * (thread/status/changed goes to every connection) and a copy of each server request under
+ * its own id; the first answer wins.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/account/account_api.h"
+#include "api/subscribers/subscribers.h"
 #include "protocol/xmalloc.h"
 #include "rpc/rpc.h"
 #include "session.h"
@@ -23,9 +27,9 @@ turn_sink_notify(struct turn_thread *tt, const char *method, json_t *params, int
 	json_object_set_new(params, "threadId", json_string(tt->id));
 	if (turn)
 		json_object_set_new(params, "turnId", json_string(tt->turn_id));
-	/* Unsubscribed (thread/unsubscribe): only status changes still reach this connection. */
+	/* Status changes reach every connection, subscribed or not (upstream 0.169's). */
 	if (strcmp(method, "thread/status/changed") == 0)
-		rpc_notify(tt->s->rpc, method, params);
+		subs_broadcast(method, params);
 	else
 		thread_api_notify(tt->s, tt->id, method, params);
 }
@@ -171,16 +175,24 @@ turn_sink_answer(void *arg, enum rpc_call_status st, const json_t *value)
 		free(p);
 		return; /* withdrawn by the agent: resolved after turn/completed */
 	}
-	if (!p->quiet)
-		turn_sink_notify(tt, "serverRequest/resolved",
-			json_pack("{s:I}", "requestId", (json_int_t)p->rpc_id), 0);
+	if (!p->quiet) /* each connection that got a copy hears it, with its own id */
+		subs_call_resolved(p->call, tt->id);
 	if (st == RPC_CALL_RESULT)
 		agent_approval(tt->agent, p->token, (json_t *)value);
 	else if (st == RPC_CALL_ERROR)
 		agent_approval(tt->agent, p->token, NULL);
-	else /* The connection went away: nobody will answer; the request is cancelled. */
+	else /* Every connection went away: nobody will answer; the request is cancelled. */
 		agent_approval_gone(tt->agent, p->token);
+	subs_call_free(p->call);
 	free(p);
+}
+
+/* A withdrawn request, resolved on the wire after turn/completed. */
+static void
+turn_sink_later(struct turn_thread *tt, struct subs_call *c)
+{
+	tt->later = xrealloc(tt->later, (tt->nlater + 1) * sizeof *tt->later);
+	tt->later[tt->nlater++] = c;
 }
 
 static void
@@ -198,7 +210,7 @@ turn_sink_approval(void *arg, long long token, const char *method, json_t *param
 	tt->pend = p;
 	json_object_set_new(msg, "threadId", json_string(tt->id));
 	json_object_set_new(msg, "turnId", json_string(tt->turn_id));
-	p->rpc_id = rpc_call(tt->s->rpc, method, msg, turn_sink_answer, p);
+	p->call = subs_call(tt->id, tt->s, method, msg, turn_sink_answer, p);
 }
 
 static void
@@ -206,17 +218,35 @@ turn_sink_approval_cancel(void *arg, long long token)
 {
 	struct turn_thread *tt = arg;
 	struct turn_pending *p;
+	struct subs_call *c;
+	int quiet;
 
 	for (p = tt->pend; p != NULL && p->token != token; p = p->next)
 		;
 	if (p == NULL)
 		return;
+	c = p->call;
+	quiet = p->quiet;
 	p->cancelled = 1;
-	if (tt->resolved_later == NULL)
-		tt->resolved_later = json_array();
-	if (!p->quiet)
-		json_array_append_new(tt->resolved_later, json_integer(p->rpc_id));
-	rpc_call_cancel(tt->s->rpc, p->rpc_id); /* its callback frees p */
+	subs_call_cancel(c); /* its callback frees p */
+	if (quiet)
+		subs_call_free(c);
+	else
+		turn_sink_later(tt, c);
+}
+
+/* The withdrawn requests: resolved now (after turn/completed), or just forgotten. */
+static void
+turn_sink_flush_later(struct turn_thread *tt, int resolve)
+{
+	for (size_t i = 0; i < tt->nlater; i++) {
+		if (resolve)
+			subs_call_resolved(tt->later[i], tt->id);
+		subs_call_free(tt->later[i]);
+	}
+	free(tt->later);
+	tt->later = NULL;
+	tt->nlater = 0;
 }
 
 static void
@@ -225,8 +255,7 @@ turn_sink_done(void *arg, enum agent_status status, json_t *error)
 	struct turn_thread *tt = arg;
 	static const char *const names[] = {"completed", "interrupted", "failed"};
 	int64_t now = rpc_now_ms();
-	json_t *items = json_array(), *turn, *id;
-	size_t i;
+	json_t *items = json_array(), *turn;
 
 	tt->ending = 1;
 	if (tt->last_message != NULL)
@@ -241,10 +270,7 @@ turn_sink_done(void *arg, enum agent_status status, json_t *error)
 		json_object_set_new(turn, "error", json_null());
 	turn_sink_status(tt, "idle", 0);
 	turn_sink_notify(tt, "turn/completed", json_pack("{s:o}", "turn", turn), 0);
-	json_array_foreach(tt->resolved_later, i, id) turn_sink_notify(
-		tt, "serverRequest/resolved", json_pack("{s:O}", "requestId", id), 0);
-	json_decref(tt->resolved_later);
-	tt->resolved_later = NULL;
+	turn_sink_flush_later(tt, 1);
 	json_decref(tt->last_message);
 	tt->last_message = NULL;
 	tt->ending = 0;
@@ -255,17 +281,19 @@ void
 turn_sink_clear(struct turn_thread *tt)
 {
 	struct turn_pending *p;
+	struct subs_call *c;
 
 	while ((p = tt->pend) != NULL) {
 		p->cancelled = 1;
 		tt->pend = p->next;
 		p->tt = tt;
-		rpc_call_cancel(tt->s->rpc, p->rpc_id); /* frees p */
+		c = p->call;
+		subs_call_cancel(c); /* frees p */
+		subs_call_free(c);
 	}
 	json_decref(tt->last_message);
-	json_decref(tt->resolved_later);
 	tt->last_message = NULL;
-	tt->resolved_later = NULL;
+	turn_sink_flush_later(tt, 0);
 }
 
 const struct agent_sink turn_sink = {

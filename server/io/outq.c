@@ -323,7 +323,7 @@ outq_pending(const struct outq *q)
 int
 outq_congested(const struct outq *q)
 {
-	return q->congested;
+	return q != NULL && q->congested; /* NULL: an owner that never pauses */
 }
 
 int

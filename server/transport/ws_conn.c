@@ -255,8 +255,13 @@ static int
 ws_conn_queue(struct ws_conn *c, const char *p, size_t n)
 {
 	struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)p, n};
+	int r = wslay_event_queue_msg(c->ws, &m);
 
-	return wslay_event_queue_msg(c->ws, &m) == 0 ? 0 : -1;
+	/*
+	 * A close frame is queued (shutdown, the client's close): nothing may follow it, and what
+	 * the connection's threads still report is dropped quietly, not taken for an overflow.
+	 */
+	return r == 0 || r == WSLAY_ERR_NO_MORE_MSG ? 0 : -1;
 }
 
 /*

@@ -24,9 +24,11 @@
 
 #include "protocol/xmalloc.h"
 #include "tests/helpers/skip_note.h"
+#include "turn_util.h"
 
-#define WS_CHECK "tests/integration/ws/ws_check.py"
-#define WS_NODE	 "tests/integration/ws/ws_node.mjs"
+#define WS_CHECK   "tests/integration/ws/ws_check.py"
+#define WS_NODE	   "tests/integration/ws/ws_node.mjs"
+#define WS_THREADS "tests/integration/ws/ws_threads.py"
 
 struct wsd {
 	pid_t pid;
@@ -34,6 +36,7 @@ struct wsd {
 	char *err, *out;
 	char url[256];
 	const char *token; /* the bearer token clients send (--ws-auth) */
+	char *config;	   /* CODEX_HOME/config.toml written before the start, or NULL */
 };
 
 static double
@@ -123,6 +126,18 @@ wsd_start(struct wsd *d, const char *url, const char *extra_arg, char *const env
 	d->out = xasprintf("%s/stdout", d->dir);
 	home = xasprintf("CODEX_HOME=%s/home", d->dir);
 	putenv(home); /* leaked on purpose: putenv keeps it */
+	if (d->config != NULL) {
+		char *path = xasprintf("%s/home", d->dir);
+		FILE *f;
+
+		assert_int_equal(mkdir(path, 0700), 0);
+		free(path);
+		path = xasprintf("%s/home/config.toml", d->dir);
+		assert_non_null(f = fopen(path, "we"));
+		fputs(d->config, f);
+		fclose(f);
+		free(path);
+	}
 	argv[n++] = (char *)bin();
 	argv[n++] = "--listen";
 	argv[n++] = (char *)url;
@@ -465,6 +480,83 @@ test_capability_token(void **state)
 }
 
 /* RFC 6455 from an independent implementation: node's WebSocket (undici). */
+/*
+ * Two clients on one thread (issue 27): ws_threads.py's case against a daemon whose model is
+ * the mock playing script (` for ").
+ */
+static void
+shared_thread(const char *name, const char *script)
+{
+	struct mm m;
+	struct wsd d = {0};
+	char *s = tt_script(script), *ws, *o, *e, home_dir[] = "/tmp/test_ws_home.XXXXXX";
+	char *home_env[2] = {NULL, NULL};
+	int st;
+
+	mm_start(&m, s);
+	free(s);
+	d.config = xasprintf("model = \"mock-model\"\nmodel_provider = \"mock\"\n"
+			     "[model_providers.mock]\nname = \"mock\"\n"
+			     "base_url = \"http://127.0.0.1:%d/v1\"\nwire_api = \"responses\"\n"
+			     "request_max_retries = 0\nstream_max_retries = 0\n",
+		m.port);
+	/* a HOME of its own, as the harness gives: the machine's login profile stays out */
+	assert_non_null(mkdtemp(home_dir));
+	home_env[0] = xasprintf("HOME=%s", home_dir);
+	wsd_start(&d, "ws://127.0.0.1:0", NULL, home_env);
+	ws = xasprintf("%s/work", d.dir);
+	assert_int_equal(mkdir(ws, 0700), 0);
+	o = xasprintf("%s/threads.out", d.dir);
+	e = xasprintf("%s/threads.err", d.dir);
+	char *argv[] = {
+		"python3", WS_THREADS, (char *)name, "--addr", d.url, "--workspace", ws, NULL};
+	st = wait_for(spawn(argv, o, e, NULL), 60);
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		char *t = slurp(e), *log = slurp(d.err);
+
+		fail_msg("%s: status %d: %s\ndaemon: %s", name, st, t, log);
+	}
+	free(o);
+	free(e);
+	free(ws);
+	wsd_stop(&d);
+	free(d.config);
+	mm_stop(&m);
+	nftw(home_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(home_env[0]);
+}
+
+#define FIRST                                                                                      \
+	"{`events`:[{`ev`:`created`},{`ev`:`message`,`id`:`m0`,`text`:`first`},{`ev`:`completed`}]}"
+#define CALL_TOUCH                                                                                 \
+	"{`events`:[{`ev`:`created`},{`ev`:`function_call`,`call_id`:`c1`,`name`:`exec_command`,"  \
+	"`arguments`:{`cmd`:`touch a.txt && echo hi`}},{`ev`:`completed`}]}"
+#define DONE                                                                                       \
+	"{`events`:[{`ev`:`created`},{`ev`:`message`,`id`:`m1`,`text`:`done`},{`ev`:`completed`}]}"
+
+/* Both clients see every event; the approval reaches both and the other one answers it. */
+static void
+test_shared_thread_events(void **state)
+{
+	shared_thread("share", "[" FIRST "," CALL_TOUCH "," DONE "]");
+}
+
+/* A subscriber that did not start the turn goes mid-turn: the turn completes for the other. */
+static void
+test_shared_thread_drop_other(void **state)
+{
+	shared_thread("drop_other",
+		"[" FIRST ",{`events`:[{`ev`:`created`},{`ev`:`message`,`id`:`m1`,`text`:`slow "
+		"answer`,`delay_ms`:1500},{`ev`:`completed`}]}]");
+}
+
+/* The one that started the turn goes while its approval waits: the other answers it. */
+static void
+test_shared_thread_drop_starter(void **state)
+{
+	shared_thread("drop_starter", "[" FIRST "," CALL_TOUCH "," DONE "]");
+}
+
 static void
 test_node_client(void **state)
 {
@@ -508,6 +600,9 @@ main(void)
 		cmocka_unit_test(test_default_control_socket),
 		cmocka_unit_test(test_capability_token),
 		cmocka_unit_test(test_node_client),
+		cmocka_unit_test(test_shared_thread_events),
+		cmocka_unit_test(test_shared_thread_drop_other),
+		cmocka_unit_test(test_shared_thread_drop_starter),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

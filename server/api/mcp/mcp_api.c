@@ -119,7 +119,7 @@ mcp_api_attach(struct session *s, struct turn_thread *tt, const json_t *parsed)
 	if (json_object_size(parsed) == 0)
 		return;
 	o.loop = s->loop;
-	o.q = s->q;
+	o.q = s->engine_q; /* the thread may outlive this connection */
 	o.cwd = tt->cwd;
 	o.status = mcp_api_status_cb;
 	o.arg = tt;
