@@ -91,11 +91,12 @@ struct hooks_report {
 /*
  * Run the event's handlers whose matcher matches subject (NULL: no matcher applies) with
  * input (the event's JSON object, borrowed; hook_event_name and the common fields included)
- * in cwd; NULL when no handler matches (nothing is reported then).
+ * in cwd; NULL when no handler matches (nothing is reported then). id_suffix (or NULL) ends
+ * the run ids (upstream's tool events add ":<call id>").
  */
 struct hooks_run *hooks_run_start(struct ev_loop *loop, const struct hook_set *s, enum hook_event e,
 	const char *subject, const char *cwd, const json_t *input, int turn_scope,
-	const struct hooks_report *r, void *arg);
+	const char *id_suffix, const struct hooks_report *r, void *arg);
 /* Free a run; handlers still running are killed with their process groups (no report). */
 void hooks_run_free(struct hooks_run *run);
 

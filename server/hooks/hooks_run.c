@@ -54,10 +54,10 @@ hooks_now_ms(void)
 
 /* The run's summary as upstream's hook/started announces it. */
 static json_t *
-hooks_summary(const struct hook_handler *h, int turn_scope, int64_t started_ms)
+hooks_summary(const struct hook_handler *h, int turn_scope, const char *suffix, int64_t started_ms)
 {
-	char *id = xasprintf(
-		"%s:%lld:%s", hooks_event_key_name(h->event), h->display_order, h->source_path);
+	char *id = xasprintf("%s:%lld:%s%s%s", hooks_event_key_name(h->event), h->display_order,
+		h->source_path, suffix != NULL ? ":" : "", suffix != NULL ? suffix : "");
 
 	for (char *c = id; *c != ':'; c++)
 		if (*c == '_')
@@ -178,7 +178,7 @@ hooks_run_later_cb(struct ev_loop *loop, ev_idle *w, int revents)
 struct hooks_run *
 hooks_run_start(struct ev_loop *loop, const struct hook_set *s, enum hook_event e,
 	const char *subject, const char *cwd, const json_t *input, int turn_scope,
-	const struct hooks_report *r, void *arg)
+	const char *id_suffix, const struct hooks_report *r, void *arg)
 {
 	struct hooks_run *run;
 	char *text;
@@ -203,7 +203,7 @@ hooks_run_start(struct ev_loop *loop, const struct hook_set *s, enum hook_event 
 			j->run = run;
 			j->h = &s->h[i];
 			j->started_ms = hooks_now_ms();
-			j->summary = hooks_summary(j->h, turn_scope, j->started_ms);
+			j->summary = hooks_summary(j->h, turn_scope, id_suffix, j->started_ms);
 			r->summary(arg, "hook/started", j->summary);
 		}
 	run->left = run->n;
