@@ -113,10 +113,13 @@ agent_hooks_advance(struct agent_turn *t)
 		t->hook_input = NULL;
 		prompt = hooks_prompt_text(t->o.input);
 		if (!t->interrupted && !t->failed && a->c.hooks != NULL)
+			/* a thread with a past user message was read back: upstream's "resume" */
 			t->hook = hooks_prompt_start(&c,
-				a->hooks_started++ > 0		  ? NULL
-					: a->rollout_path != NULL ? "resume"
-								  : "startup",
+				a->hooks_started++ > 0 ? NULL
+					: a->c.thread != NULL &&
+						store_thread_meta(a->c.thread)->has_user_message
+					? "resume"
+					: "startup",
 				in, prompt, &agent_hooks_report, t);
 		if (t->hook == NULL)
 			agent_hooks_items(t, in);

@@ -151,7 +151,7 @@ static void
 hooks_run_later_cb(struct ev_loop *loop, ev_idle *w, int revents)
 {
 	struct hooks_run *run = container_of(w, struct hooks_run, later);
-	json_t *contexts = json_array(), *feedback = json_array();
+	json_t *contexts = json_array(), *feedback = json_array(), *stops = json_array();
 	int blocked = 0;
 
 	(void)revents;
@@ -162,17 +162,23 @@ hooks_run_later_cb(struct ev_loop *loop, ev_idle *w, int revents)
 		run->r.summary(run->arg, "hook/completed", j->summary);
 		if (j->out.context != NULL)
 			json_array_append_new(contexts, json_string(j->out.context));
-		if (strcmp(j->out.status, "blocked") == 0) {
-			blocked = 1;
+		if (strcmp(j->out.status, "stopped") == 0 ||
+			strcmp(j->out.status, "blocked") == 0) {
+			int stop = strcmp(j->out.status, "stopped") == 0;
+
+			blocked |= stop ? HOOKS_STOPPED : HOOKS_BLOCKED;
 			if (j->out.feedback != NULL)
-				json_array_append_new(feedback,
+				json_array_append_new(stop ? stops : feedback,
 					json_pack("{s:s, s:O}", "text", j->out.feedback,
 						"hookRunId", json_object_get(j->summary, "id")));
 		}
 	}
-	run->r.done(run->arg, contexts, blocked, feedback);
+	/* continue: false wins over a block (upstream stops what the event guards) */
+	run->r.done(run->arg, contexts, blocked & HOOKS_STOPPED ? HOOKS_STOPPED : blocked,
+		blocked & HOOKS_STOPPED ? stops : feedback);
 	json_decref(contexts);
 	json_decref(feedback);
+	json_decref(stops);
 }
 
 struct hooks_run *

@@ -182,7 +182,7 @@ hooks_stop_finish(struct hooks_step *s, int blocked, const json_t *feedback)
 	const json_t *f;
 	size_t i;
 
-	if (blocked && json_array_size(feedback) > 0) {
+	if (blocked == HOOKS_BLOCKED && json_array_size(feedback) > 0) {
 		buf_init(&text, SIZE_MAX);
 		json_array_foreach(feedback, i, f)
 		{
@@ -223,9 +223,15 @@ hooks_tool_finish(struct hooks_step *s, const json_t *contexts, int blocked, con
 
 	json_array_foreach(contexts, i, v)
 		json_array_append_new(res.items, hooks_developer(json_string_value(v)));
-	if (s->kind == STEP_POST_TOOL)
+	if (s->kind == STEP_POST_TOOL && blocked == HOOKS_STOPPED) {
+		/* upstream's model hears the stopReason instead of the output, and goes on */
+		v = json_object_get(json_array_get(feedback, 0), "text");
+		json_array_append_new(res.items, json_deep_copy(s->output));
+		json_object_set_new(json_array_get(res.items, json_array_size(res.items) - 1),
+			"output", json_string(json_is_string(v) ? json_string_value(v) : ""));
+	} else if (s->kind == STEP_POST_TOOL)
 		json_array_append(res.items, s->output);
-	else if (blocked) {
+	else if (blocked == HOOKS_BLOCKED) {
 		/* upstream answers with the first blocking hook's reason */
 		v = json_object_get(json_array_get(feedback, 0), "text");
 		text = xasprintf("Command blocked by PreToolUse hook: %s. Command: %s",
@@ -251,6 +257,10 @@ hooks_step_done(void *arg, json_t *contexts, int blocked, json_t *feedback)
 	s->run = NULL;
 	switch (s->kind) {
 	case STEP_PROMPT:
+		if (!s->ups && blocked == HOOKS_STOPPED) {
+			hooks_prompt_finish(s, NULL, 1); /* continue: false: the turn ends there */
+			return;
+		}
 		if (!s->ups) {
 			/* SessionStart ended: its contexts wait, UserPromptSubmit runs next */
 			s->ups = 1;
