@@ -59,6 +59,7 @@ static const char usage[] =
 	"      --startup-sign-out      with --print-startup-config: accepted, nothing to sign out\n"
 	"      --cloud-skills-snapshot <PATH>  accepted (the file must be readable); no cloud skills\n"
 	"      --code-mode-host <URL>  accepted and unused: there is no code mode\n"
+	"      --dangerously-bypass-hook-trust  run enabled hooks without their trust (upstream's)\n"
 	"      --listen <URL>          stdio:// (the default; --stdio is the same), ws://IP:PORT\n"
 	"                              (loopback unless --ws-auth), unix:///PATH or unix://\n"
 	"      --analytics-default-enabled  accepted and does nothing: no analytics are sent\n"
@@ -578,6 +579,16 @@ main(int argc, char **argv)
 					"Error: cannot read skill snapshot: %s (os error %d)\n",
 					strerror(errno), errno);
 				r = 1;
+				goto out;
+			}
+		} else if (strcmp(argv[i], "--dangerously-bypass-hook-trust") == 0) {
+			/* upstream's top-level flag: the session flag bypass_hook_trust */
+			char *cause = NULL;
+
+			if (config_add_override("bypass_hook_trust=true", &cause) != 0) {
+				fprintf(stderr, "app-server: %s\n", cause);
+				free(cause);
+				r = 2;
 				goto out;
 			}
 		} else if (main_value(argc, argv, &i, "--code-mode-host", "<URL>") != NULL) {

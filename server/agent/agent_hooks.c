@@ -69,7 +69,11 @@ agent_hooks_done(void *arg, const struct hooks_result *r)
 		agent_item_complete(t, item, now);
 		json_decref(item);
 	}
-	if (r->verdict == HOOKS_END) { /* a blocked prompt leaves no item */
+	if (t->phase == PHASE_TOOLS) { /* a tool step: a blocked call is answered, not run */
+		t->next += t->tool_out == NULL && r->verdict == HOOKS_END;
+		json_decref(t->tool_out);
+		t->tool_out = NULL;
+	} else if (r->verdict == HOOKS_END) { /* a blocked prompt leaves no item */
 		json_decref(t->user_input);
 		t->user_input = NULL;
 		t->phase = PHASE_ENDING;
@@ -83,49 +87,39 @@ agent_hooks_done(void *arg, const struct hooks_result *r)
 
 static const struct hooks_step_report agent_hooks_report = {agent_hooks_summary, agent_hooks_done};
 
-/* The user's text, as UserPromptSubmit's `prompt` (heap). */
-static char *
-agent_hooks_prompt(const struct agent_turn *t)
-{
-	struct buf b;
-	const json_t *v;
-	size_t i;
-	char *s;
-
-	buf_init(&b, AGENT_TEXT_MAX);
-	json_array_foreach(t->o.input, i, v)
-	{
-		const char *text = json_string_value(json_object_get(v, "text"));
-
-		if (text != NULL && b.len > 0)
-			buf_adds(&b, "\n");
-		if (text != NULL)
-			buf_adds(&b, text);
-	}
-	s = xstrdup(buf_str(&b));
-	buf_free(&b);
-	return s;
-}
-
 int
 agent_hooks_advance(struct agent_turn *t)
 {
 	struct agent *a = t->a;
 	struct hooks_ctx c;
-	json_t *in = t->hook_input;
+	json_t *in = t->hook_input, *call = json_array_get(t->calls, t->next);
 	char id[41] = "msg_", *prompt;
 
 	if (t->hook != NULL)
 		return 1;
 	agent_hooks_ctx(t, a, &c);
+	if (t->phase == PHASE_TOOLS && !t->busy && (t->tool_out != NULL || call != t->hook_call)) {
+		/* PostToolUse once the call's item completed, else PreToolUse before the call */
+		if (t->tool_out == NULL) {
+			json_decref(t->hook_call);
+			t->hook_call = json_incref(call); /* held: its address names it */
+		}
+		t->hook = hooks_tool_start(&c, t->hook_call, t->tool_out, &agent_hooks_report, t);
+		if (t->hook == NULL && t->tool_out != NULL)
+			agent_hooks_interrupt(t); /* no hook ran: the output joins the history */
+		return t->hook != NULL;
+	}
 	if (in != NULL) {
 		t->hook_input = NULL;
-		prompt = agent_hooks_prompt(t);
+		prompt = hooks_prompt_text(t->o.input);
 		if (!t->interrupted && !t->failed && a->c.hooks != NULL)
+			/* a thread with a past user message was read back: upstream's "resume" */
 			t->hook = hooks_prompt_start(&c,
-				a->hooks_started++ > 0		  ? NULL
-					: a->rollout_path != NULL ? "resume"
-								  : "startup",
+				a->hooks_started++ > 0 ? NULL
+					: a->c.thread != NULL &&
+						store_thread_meta(a->c.thread)->has_user_message
+					? "resume"
+					: "startup",
 				in, prompt, &agent_hooks_report, t);
 		if (t->hook == NULL)
 			agent_hooks_items(t, in);
@@ -146,33 +140,40 @@ agent_hooks_advance(struct agent_turn *t)
 void
 agent_hooks_stop_due(struct agent_turn *t, const json_t *response_items)
 {
-	const json_t *it, *part;
-	size_t i, j;
-
 	if (hooks_count(t->a->c.hooks, HOOK_STOP) == 0 || t->review != NULL || t->compacting)
 		return;
 	free(t->stop_text);
-	t->stop_text = NULL;
-	json_array_foreach(response_items, i, it)
-	{
-		if (json_is_string(json_object_get(it, "role")) &&
-			strcmp(json_string_value(json_object_get(it, "role")), "assistant") == 0)
-			json_array_foreach(json_object_get(it, "content"), j,
-				part) if (json_is_string(json_object_get(part, "text")))
-			{
-				free(t->stop_text);
-				t->stop_text =
-					xstrdup(json_string_value(json_object_get(part, "text")));
-			}
-	}
+	t->stop_text = hooks_last_answer(response_items);
 	t->stop_due = 1;
+}
+
+/* The output of a call the tool hooks saw waits for PostToolUse (item stolen): 1 if kept. */
+int
+agent_hooks_output(struct agent_turn *t, json_t *item)
+{
+	const char *id = json_string_value(json_object_get(t->hook_call, "call_id"));
+
+	if (t->tool_out != NULL || hooks_count(t->a->c.hooks, HOOK_POST_TOOL_USE) == 0 ||
+		id == NULL ||
+		strcmp(id, json_string_value(json_object_get(item, "call_id"))) != 0 ||
+		!hooks_tool_seen(t->a->c.hooks, t->hook_call))
+		return 0;
+	t->tool_out = item;
+	return 1;
 }
 
 void
 agent_hooks_interrupt(struct agent_turn *t)
 {
+	json_t *out = t->tool_out;
+
 	hooks_step_free(t->hook); /* its processes are killed: the turn ends now */
 	t->hook = NULL;
+	t->tool_out = NULL;
+	if (out != NULL) { /* the call's output still joins the history */
+		agent_record_response(t->a, out);
+		agent_history_add(t->a, out);
+	}
 }
 
 void
@@ -180,6 +181,7 @@ agent_hooks_turn_free(struct agent_turn *t)
 {
 	agent_hooks_interrupt(t);
 	json_decref(t->hook_input);
+	json_decref(t->hook_call);
 	free(t->stop_text);
 }
 

@@ -223,9 +223,10 @@ struct agent_turn {
 	int shell_only;
 	unsigned user_running;
 	/* agent_hooks.c: the hook step running, the turn's new items waiting for the prompt
-	 * hooks, the final answer waiting for the Stop hooks, and whether one asked again */
+	 * hooks, the final answer waiting for the Stop hooks, and whether one asked again; the
+	 * call the tool hooks last saw (held) and its output waiting for PostToolUse */
 	struct hooks_step *hook;
-	json_t *hook_input;
+	json_t *hook_input, *hook_call, *tool_out;
 	char *stop_text;
 	int stop_due, stop_active;
 };
@@ -321,6 +322,7 @@ void agent_user_shell_resume(struct agent *a);
 /* agent_hooks.c: 1 while a hook step holds the turn (agent_advance waits) */
 int agent_hooks_advance(struct agent_turn *t);
 void agent_hooks_stop_due(struct agent_turn *t, const json_t *response_items);
+int agent_hooks_output(struct agent_turn *t, json_t *item);
 void agent_hooks_interrupt(struct agent_turn *t);
 void agent_hooks_turn_free(struct agent_turn *t);
 void agent_hooks_session_end(struct agent *a);

@@ -27,6 +27,8 @@ agent_tool_output(struct agent_turn *t, const char *call_id, int custom, const c
 		custom ? "custom_tool_call_output" : "function_call_output", "call_id",
 		call_id != NULL ? call_id : "", "output", text);
 
+	if (agent_hooks_output(t, item))
+		return; /* PostToolUse first (agent_hooks.c) */
 	agent_record_response(t->a, item);
 	agent_history_add(t->a, item);
 }

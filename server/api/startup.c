@@ -191,7 +191,7 @@ startup_hooks_entry(const char *cwd)
 {
 	char *cause = NULL;
 	struct config *c = config_load_cwd(cwd, &cause);
-	struct hook_set *hs = hooks_discover(c);
+	struct hook_set *hs = hooks_discover(c, 0);
 	json_t *e = json_pack("{s:s, s:o, s:o, s:[]}", "cwd", cwd, "hooks", hooks_list_entries(hs),
 		"warnings", hooks_list_warnings(hs), "errors");
 

@@ -41,7 +41,8 @@ struct thread_slot {
 	struct session *closer; /* the last to unsubscribe: thread/closed goes to it */
 	ev_timer idle;		/* nobody subscribed: unload once idle this long */
 	char *profile;		/* the permission profile the thread runs under, or NULL */
-	json_t *policy; /* its wire policy (permissions_policy), what the commands run under */
+	json_t *policy;	  /* its wire policy (permissions_policy), what the commands run under */
+	int bypass_hooks; /* thread/start's config said bypass_hook_trust */
 };
 
 #define THREAD_IDLE_UNLOAD 1800.0    /* seconds, as upstream's 30 minutes */
@@ -119,6 +120,15 @@ thread_api_policy(struct session *s, const char *id)
 
 	(void)s;
 	return sl != NULL ? sl->policy : NULL;
+}
+
+int
+thread_api_bypass_hooks(struct session *s, const char *id)
+{
+	struct thread_slot *sl = thread_slot(id, 0);
+
+	(void)s;
+	return sl != NULL && sl->bypass_hooks;
 }
 
 /* A profile's active_permission_profile as upstream records it (new reference). */
@@ -459,6 +469,9 @@ thread_start(struct session *s, struct rpc_req *req, json_t *params)
 	}
 	if (policy != NULL)
 		thread_slot_set_profile(store_thread_id(t), profile, json_incref(policy));
+	if (json_is_true(json_object_get(json_object_get(params, "config"), "bypass_hook_trust")))
+		thread_slot(store_thread_id(t), 1)->bypass_hooks =
+			1; /* its hooks' discovery reads it */
 	thread = store_thread_json(t, NULL);
 	thread_api_subscribe(s, store_thread_id(t), 1);
 	rpc_reply(req,

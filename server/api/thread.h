@@ -26,6 +26,8 @@ void thread_api_set_agent(
 void *thread_api_agent(struct session *s, const char *thread_id);
 /* The permission profile's wire policy a loaded thread runs under (borrowed), or NULL. */
 json_t *thread_api_policy(struct session *s, const char *thread_id);
+/* Whether thread/start's `config` asked for bypass_hook_trust (upstream's session flag). */
+int thread_api_bypass_hooks(struct session *s, const char *thread_id);
 /*
  * A loaded thread now runs under profile (borrowed; NULL: none) with its wire policy
  * (borrowed, NULL with no profile): what its answers report and its rollout records.

@@ -126,11 +126,11 @@ turn_thread_restore_collab(struct turn_thread *tt)
 /* The lifecycle hooks of the thread's cwd (its project layers included), as hooks/list lists
  * them: read once, when the thread's agent is made. */
 static struct hook_set *
-turn_thread_hooks(const char *cwd)
+turn_thread_hooks(const char *cwd, int bypass)
 {
 	char *cause = NULL;
 	struct config *c = config_load_cwd(cwd, &cause);
-	struct hook_set *hs = hooks_discover(c);
+	struct hook_set *hs = hooks_discover(c, bypass);
 
 	config_free(c);
 	free(cause);
@@ -177,7 +177,7 @@ turn_thread_get(struct session *s, const char *id)
 	ac.base_instructions = store_thread_base_instructions(st);
 	ac.developer_instructions = store_thread_developer_instructions(st);
 	ac.dynamic_tools = store_thread_dynamic_tools(st);
-	ac.hooks = turn_thread_hooks(tt->cwd);
+	ac.hooks = turn_thread_hooks(tt->cwd, thread_api_bypass_hooks(s, id));
 	tt->agent = agent_new(&ac);
 	hooks_unref(ac.hooks); /* the agent keeps its own reference */
 	turn_thread_restore_collab(tt);

@@ -45,9 +45,10 @@ struct hook_set;
 
 /*
  * Discover the hooks of a configuration's layers (lowest precedence first: the system file,
- * the user's config.toml and $CODEX_HOME/hooks.json, session flags); never NULL.
+ * the user's config.toml and $CODEX_HOME/hooks.json, session flags); never NULL. bypass: the
+ * session's bypass_hook_trust (thread/start's config), on top of the configuration's.
  */
-struct hook_set *hooks_discover(const struct config *c);
+struct hook_set *hooks_discover(const struct config *c, int bypass);
 /* The same from layers given as config/read's `layers` (highest precedence first) and the
  * merged `hooks.state` table (both borrowed): what hooks_discover uses, for tests. */
 struct hook_set *hooks_discover_layers(const json_t *layers, const json_t *states);
@@ -69,21 +70,23 @@ struct hook_outcome {
 	const char *status; /* HookRunStatus: "completed", "failed", "blocked", "stopped" */
 	json_t *entries;    /* HookOutputEntry[] */
 	char *context;	    /* additional context for the model (heap), or NULL */
-	char *feedback;	    /* blocked: the reason (heap), or NULL */
+	char *feedback;	    /* blocked: the reason, stopped: the stopReason (heap), or NULL */
 };
 void hooks_outcome_parse(enum hook_event e, int exit_code, int timed_out, long long timeout,
 	const char *out, const char *err, struct hook_outcome *o);
 void hooks_outcome_free(struct hook_outcome *o);
 
 /* An event's run, and what it tells its owner. */
+enum { HOOKS_BLOCKED = 1, HOOKS_STOPPED = 2 };
 struct hooks_run;
 struct hooks_report {
 	/* hook/started and hook/completed: a HookRunSummary (borrowed during the call). */
 	void (*summary)(void *arg, const char *method, json_t *run);
 	/*
 	 * Every handler ended: the contexts for the model (a string array, borrowed), whether
-	 * one blocked and the feedback fragments [{text, hookRunId}] (borrowed). The caller
-	 * frees the run (hooks_run_free), here or later: nothing of it is touched after.
+	 * one blocked (HOOKS_BLOCKED) or said `continue: false` (HOOKS_STOPPED, which wins) and
+	 * that verdict's fragments [{text, hookRunId}] (borrowed: reasons or stopReasons). The
+	 * caller frees the run (hooks_run_free), here or later: nothing of it is touched after.
 	 */
 	void (*done)(void *arg, json_t *contexts, int blocked, json_t *feedback);
 };
@@ -91,11 +94,12 @@ struct hooks_report {
 /*
  * Run the event's handlers whose matcher matches subject (NULL: no matcher applies) with
  * input (the event's JSON object, borrowed; hook_event_name and the common fields included)
- * in cwd; NULL when no handler matches (nothing is reported then).
+ * in cwd; NULL when no handler matches (nothing is reported then). id_suffix (or NULL) ends
+ * the run ids (upstream's tool events add ":<call id>").
  */
 struct hooks_run *hooks_run_start(struct ev_loop *loop, const struct hook_set *s, enum hook_event e,
 	const char *subject, const char *cwd, const json_t *input, int turn_scope,
-	const struct hooks_report *r, void *arg);
+	const char *id_suffix, const struct hooks_report *r, void *arg);
 /* Free a run; handlers still running are killed with their process groups (no report). */
 void hooks_run_free(struct hooks_run *run);
 

@@ -58,11 +58,18 @@ hooks_parse_json(enum hook_event e, const json_t *j, struct hook_outcome *o)
 
 	if (sys != NULL)
 		hooks_entry(o, "warning", sys);
+	if (json_is_false(json_object_get(j, "continue")) && e == HOOK_PRE_TOOL_USE) {
+		/* upstream 0.169 refuses it there: the run fails, the tool runs */
+		o->status = "failed";
+		hooks_entry(o, "error", "PreToolUse hook returned unsupported continue:false");
+		return;
+	}
 	if (json_is_false(json_object_get(j, "continue"))) {
 		const char *why = json_string_value(json_object_get(j, "stopReason"));
 
 		o->status = "stopped";
 		hooks_entry(o, "stop", why != NULL ? why : "");
+		o->feedback = xstrdup(why != NULL ? why : "");
 		return;
 	}
 	if (decision != NULL && strcmp(decision, "block") == 0 && hooks_can_block(e) &&

@@ -54,10 +54,10 @@ hooks_now_ms(void)
 
 /* The run's summary as upstream's hook/started announces it. */
 static json_t *
-hooks_summary(const struct hook_handler *h, int turn_scope, int64_t started_ms)
+hooks_summary(const struct hook_handler *h, int turn_scope, const char *suffix, int64_t started_ms)
 {
-	char *id = xasprintf(
-		"%s:%lld:%s", hooks_event_key_name(h->event), h->display_order, h->source_path);
+	char *id = xasprintf("%s:%lld:%s%s%s", hooks_event_key_name(h->event), h->display_order,
+		h->source_path, suffix != NULL ? ":" : "", suffix != NULL ? suffix : "");
 
 	for (char *c = id; *c != ':'; c++)
 		if (*c == '_')
@@ -151,7 +151,7 @@ static void
 hooks_run_later_cb(struct ev_loop *loop, ev_idle *w, int revents)
 {
 	struct hooks_run *run = container_of(w, struct hooks_run, later);
-	json_t *contexts = json_array(), *feedback = json_array();
+	json_t *contexts = json_array(), *feedback = json_array(), *stops = json_array();
 	int blocked = 0;
 
 	(void)revents;
@@ -162,23 +162,29 @@ hooks_run_later_cb(struct ev_loop *loop, ev_idle *w, int revents)
 		run->r.summary(run->arg, "hook/completed", j->summary);
 		if (j->out.context != NULL)
 			json_array_append_new(contexts, json_string(j->out.context));
-		if (strcmp(j->out.status, "blocked") == 0) {
-			blocked = 1;
+		if (strcmp(j->out.status, "stopped") == 0 ||
+			strcmp(j->out.status, "blocked") == 0) {
+			int stop = strcmp(j->out.status, "stopped") == 0;
+
+			blocked |= stop ? HOOKS_STOPPED : HOOKS_BLOCKED;
 			if (j->out.feedback != NULL)
-				json_array_append_new(feedback,
+				json_array_append_new(stop ? stops : feedback,
 					json_pack("{s:s, s:O}", "text", j->out.feedback,
 						"hookRunId", json_object_get(j->summary, "id")));
 		}
 	}
-	run->r.done(run->arg, contexts, blocked, feedback);
+	/* continue: false wins over a block (upstream stops what the event guards) */
+	run->r.done(run->arg, contexts, blocked & HOOKS_STOPPED ? HOOKS_STOPPED : blocked,
+		blocked & HOOKS_STOPPED ? stops : feedback);
 	json_decref(contexts);
 	json_decref(feedback);
+	json_decref(stops);
 }
 
 struct hooks_run *
 hooks_run_start(struct ev_loop *loop, const struct hook_set *s, enum hook_event e,
 	const char *subject, const char *cwd, const json_t *input, int turn_scope,
-	const struct hooks_report *r, void *arg)
+	const char *id_suffix, const struct hooks_report *r, void *arg)
 {
 	struct hooks_run *run;
 	char *text;
@@ -203,7 +209,7 @@ hooks_run_start(struct ev_loop *loop, const struct hook_set *s, enum hook_event 
 			j->run = run;
 			j->h = &s->h[i];
 			j->started_ms = hooks_now_ms();
-			j->summary = hooks_summary(j->h, turn_scope, j->started_ms);
+			j->summary = hooks_summary(j->h, turn_scope, id_suffix, j->started_ms);
 			r->summary(arg, "hook/started", j->summary);
 		}
 	run->left = run->n;

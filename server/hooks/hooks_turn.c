@@ -11,7 +11,7 @@
 #include "protocol/buf.h"
 #include "protocol/xmalloc.h"
 
-enum hooks_step_kind { STEP_PROMPT, STEP_STOP, STEP_END };
+enum hooks_step_kind { STEP_PROMPT, STEP_STOP, STEP_END, STEP_PRE_TOOL, STEP_POST_TOOL };
 
 struct hooks_step {
 	enum hooks_step_kind kind;
@@ -29,6 +29,9 @@ struct hooks_step {
 	int ups; /* UserPromptSubmit runs (else SessionStart) */
 	/* stop */
 	char *item_id;
+	/* tools: the call's id and command, and (PostToolUse) its output item */
+	char *call_id, *command;
+	json_t *output;
 	struct hooks_step *next; /* detached steps (SessionEnd) */
 };
 
@@ -81,6 +84,9 @@ hooks_step_free(struct hooks_step *s)
 	json_decref(s->before);
 	free(s->prompt);
 	free(s->item_id);
+	free(s->call_id);
+	free(s->command);
+	json_decref(s->output);
 	free(s);
 }
 
@@ -114,7 +120,8 @@ static int
 hooks_step_run(struct hooks_step *s, enum hook_event e, const char *subject, json_t *input)
 {
 	s->run = hooks_run_start(s->loop, s->set, e, subject, s->cwd, input,
-		e != HOOK_SESSION_START && e != HOOK_SESSION_END, &hooks_step_report, s);
+		e != HOOK_SESSION_START && e != HOOK_SESSION_END, s->call_id, &hooks_step_report,
+		s);
 	json_decref(input);
 	return s->run != NULL ? 0 : -1;
 }
@@ -175,7 +182,7 @@ hooks_stop_finish(struct hooks_step *s, int blocked, const json_t *feedback)
 	const json_t *f;
 	size_t i;
 
-	if (blocked && json_array_size(feedback) > 0) {
+	if (blocked == HOOKS_BLOCKED && json_array_size(feedback) > 0) {
 		buf_init(&text, SIZE_MAX);
 		json_array_foreach(feedback, i, f)
 		{
@@ -202,6 +209,44 @@ hooks_stop_finish(struct hooks_step *s, int blocked, const json_t *feedback)
 	hooks_step_free(s);
 }
 
+/*
+ * A tool step's end: the contexts as developer messages, then (PostToolUse) the call's output;
+ * a PreToolUse block answers the call instead of running it, as upstream words it.
+ */
+static void
+hooks_tool_finish(struct hooks_step *s, const json_t *contexts, int blocked, const json_t *feedback)
+{
+	struct hooks_result res = {HOOKS_GO_ON, json_array(), NULL};
+	const json_t *v;
+	char *text;
+	size_t i;
+
+	json_array_foreach(contexts, i, v)
+		json_array_append_new(res.items, hooks_developer(json_string_value(v)));
+	if (s->kind == STEP_POST_TOOL && blocked == HOOKS_STOPPED) {
+		/* upstream's model hears the stopReason instead of the output, and goes on */
+		v = json_object_get(json_array_get(feedback, 0), "text");
+		json_array_append_new(res.items, json_deep_copy(s->output));
+		json_object_set_new(json_array_get(res.items, json_array_size(res.items) - 1),
+			"output", json_string(json_is_string(v) ? json_string_value(v) : ""));
+	} else if (s->kind == STEP_POST_TOOL)
+		json_array_append(res.items, s->output);
+	else if (blocked == HOOKS_BLOCKED) {
+		/* upstream answers with the first blocking hook's reason */
+		v = json_object_get(json_array_get(feedback, 0), "text");
+		text = xasprintf("Command blocked by PreToolUse hook: %s. Command: %s",
+			json_is_string(v) ? json_string_value(v) : "", s->command);
+		res.verdict = HOOKS_END;
+		json_array_append_new(res.items,
+			json_pack("{s:s, s:s, s:s}", "type", "function_call_output", "call_id",
+				s->call_id, "output", text));
+		free(text);
+	}
+	s->r.done(s->arg, &res);
+	json_decref(res.items);
+	hooks_step_free(s);
+}
+
 static void
 hooks_step_done(void *arg, json_t *contexts, int blocked, json_t *feedback)
 {
@@ -212,6 +257,10 @@ hooks_step_done(void *arg, json_t *contexts, int blocked, json_t *feedback)
 	s->run = NULL;
 	switch (s->kind) {
 	case STEP_PROMPT:
+		if (!s->ups && blocked == HOOKS_STOPPED) {
+			hooks_prompt_finish(s, NULL, 1); /* continue: false: the turn ends there */
+			return;
+		}
 		if (!s->ups) {
 			/* SessionStart ended: its contexts wait, UserPromptSubmit runs next */
 			s->ups = 1;
@@ -224,6 +273,10 @@ hooks_step_done(void *arg, json_t *contexts, int blocked, json_t *feedback)
 		return;
 	case STEP_STOP:
 		hooks_stop_finish(s, blocked, feedback);
+		return;
+	case STEP_PRE_TOOL:
+	case STEP_POST_TOOL:
+		hooks_tool_finish(s, contexts, blocked, feedback);
 		return;
 	case STEP_END:
 		for (p = &hooks_detached; *p != NULL; p = &(*p)->next)
@@ -307,4 +360,117 @@ int
 hooks_detached_live(void)
 {
 	return hooks_detached != NULL;
+}
+
+/* The command a call runs as the hooks see it (upstream: tool "Bash", exec_command's `cmd`);
+ * heap, or NULL for a call the tool hooks do not see. */
+static char *
+hooks_tool_command(const json_t *call)
+{
+	const char *type = json_string_value(json_object_get(call, "type"));
+	const char *name = json_string_value(json_object_get(call, "name"));
+	const char *a = json_string_value(json_object_get(call, "arguments"));
+	json_t *args;
+	char *cmd = NULL;
+
+	if (type == NULL || strcmp(type, "function_call") != 0 || name == NULL ||
+		strcmp(name, "exec_command") != 0 || a == NULL ||
+		json_object_get(call, "call_id") == NULL)
+		return NULL;
+	args = json_loads(a, 0, NULL);
+	if (json_is_string(json_object_get(args, "cmd")))
+		cmd = xstrdup(json_string_value(json_object_get(args, "cmd")));
+	json_decref(args);
+	return cmd;
+}
+
+int
+hooks_tool_seen(const struct hook_set *set, const json_t *call)
+{
+	char *cmd;
+
+	if (hooks_count(set, HOOK_PRE_TOOL_USE) + hooks_count(set, HOOK_POST_TOOL_USE) == 0)
+		return 0;
+	cmd = hooks_tool_command(call);
+	free(cmd);
+	return cmd != NULL;
+}
+
+/* What the command printed, out of exec_command's answer ("...\nOutput:\n<output>"). */
+static json_t *
+hooks_tool_response(const json_t *output)
+{
+	const char *text = json_string_value(json_object_get(output, "output"));
+	const char *o = text != NULL ? strstr(text, "\nOutput:\n") : NULL;
+
+	return json_string(o != NULL ? o + strlen("\nOutput:\n") : text != NULL ? text : "");
+}
+
+struct hooks_step *
+hooks_tool_start(const struct hooks_ctx *c, const json_t *call, const json_t *output,
+	const struct hooks_step_report *r, void *arg)
+{
+	enum hook_event e = output != NULL ? HOOK_POST_TOOL_USE : HOOK_PRE_TOOL_USE;
+	struct hooks_step *s;
+	char *cmd;
+	json_t *in;
+
+	if (hooks_count(c->set, e) == 0 || (cmd = hooks_tool_command(call)) == NULL)
+		return NULL;
+	s = hooks_step_new(c, output != NULL ? STEP_POST_TOOL : STEP_PRE_TOOL, r, arg);
+	s->command = cmd;
+	s->call_id = xstrdup(json_string_value(json_object_get(call, "call_id")));
+	s->output = json_incref((json_t *)output);
+	in = hooks_input(s, e);
+	json_object_set_new(in, "tool_name", json_string("Bash"));
+	json_object_set_new(in, "tool_input", json_pack("{s:s}", "command", cmd));
+	if (output != NULL)
+		json_object_set_new(in, "tool_response", hooks_tool_response(output));
+	json_object_set_new(in, "tool_use_id", json_string(s->call_id));
+	if (hooks_step_run(s, e, "Bash", in) == 0)
+		return s;
+	hooks_step_free(s);
+	return NULL;
+}
+
+char *
+hooks_prompt_text(const json_t *input)
+{
+	struct buf b;
+	const json_t *v;
+	size_t i;
+	char *s;
+
+	buf_init(&b, SIZE_MAX);
+	json_array_foreach(input, i, v)
+	{
+		const char *text = json_string_value(json_object_get(v, "text"));
+
+		if (text != NULL && b.len > 0)
+			buf_adds(&b, "\n");
+		if (text != NULL)
+			buf_adds(&b, text);
+	}
+	s = xstrdup(buf_str(&b));
+	buf_free(&b);
+	return s;
+}
+
+char *
+hooks_last_answer(const json_t *items)
+{
+	const json_t *it, *part;
+	const char *role, *last = NULL;
+	size_t i, j;
+
+	json_array_foreach(items, i, it)
+	{
+		role = json_string_value(json_object_get(it, "role"));
+		if (role == NULL || strcmp(role, "assistant") != 0)
+			continue;
+		json_array_foreach(json_object_get(it, "content"), j,
+			part) if (json_is_string(json_object_get(part, "text"))) last =
+			json_string_value(json_object_get(part, "text"));
+	}
+	return last != NULL ? xstrdup(last) : NULL;
 }

@@ -64,6 +64,23 @@ struct hooks_step *hooks_stop_start(const struct hooks_ctx *c, int active, const
 /* Interrupt: the hooks' processes are killed, nothing more is reported. */
 void hooks_step_free(struct hooks_step *s);
 
+/*
+ * The tool steps around one call (a Responses call item, borrowed): PreToolUse before it runs
+ * (output NULL), PostToolUse once its output item is there (borrowed). Upstream's hooks see
+ * exec_command as tool "Bash" {command}, run ids ending in ":<call id>". done's items: the
+ * contexts as developer messages, then PostToolUse's the output item; a PreToolUse block is
+ * HOOKS_END with the call's answer among the items (it must not run). NULL when no hook runs.
+ */
+struct hooks_step *hooks_tool_start(const struct hooks_ctx *c, const json_t *call,
+	const json_t *output, const struct hooks_step_report *r, void *arg);
+/* Whether the tool hooks see that call (its output then waits for PostToolUse). */
+int hooks_tool_seen(const struct hook_set *set, const json_t *call);
+
+/* UserPromptSubmit's `prompt`: the input's texts (heap). Stop's `last_assistant_message`:
+ * the last assistant text among Responses items (heap), or NULL. */
+char *hooks_prompt_text(const json_t *input);
+char *hooks_last_answer(const json_t *items);
+
 /* SessionEnd, detached (c->turn_id unused). */
 void hooks_session_end(const struct hooks_ctx *c);
 int hooks_detached_live(void);

@@ -134,6 +134,7 @@ tt_config(struct tt *f, const struct tt_opts *o)
 
 static const char *const *tt_env_saved;
 static int tt_experimental_saved;
+static const char *const *tt_args_saved;
 
 void
 tt_respawn(struct tt *f)
@@ -149,6 +150,7 @@ tt_respawn(struct tt *f)
 		env[n++] = tt_env_saved[i];
 	env[n] = NULL;
 	ao.env = env;
+	ao.args = tt_args_saved;
 	ao.inherit_codex_home = 1;
 	ao.capture_stderr = getenv("TEST_TURN_VERBOSE") == NULL;
 	f->c = asc_spawn(&ao);
@@ -186,6 +188,7 @@ tt_start(struct tt *f, const struct tt_opts *o)
 	tt_config(f, o);
 	tt_env_saved = o->env;
 	tt_experimental_saved = o->experimental;
+	tt_args_saved = o->args;
 	tt_respawn(f);
 	params = json_pack("{s:s, s:o, s:s}", "cwd", f->workspace, "approvalPolicy",
 		o->approval_policy == NULL	       ? json_string("never")

@@ -49,6 +49,7 @@ struct tt_opts {
 	const char *wire;	  /* wire_api (default responses) */
 	const char *const *env;	  /* more daemon environment ("NAME=value") */
 	int experimental;	  /* initialize with capabilities.experimentalApi */
+	const char *const *args;  /* the daemon's arguments (NULL-terminated), or NULL */
 };
 
 /* Mock model, daemon (initialized), workspace and a started thread. */
