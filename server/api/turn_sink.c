@@ -105,13 +105,19 @@ turn_sink_usage(void *arg, json_t *usage)
 		arg, "thread/tokenUsage/updated", json_pack("{s:O}", "tokenUsage", usage), 1);
 }
 
-/* account/rateLimits/updated: the connection's, not the thread's (no threadId). */
+/*
+ * account/rateLimits/updated (no threadId): kept for account/rateLimits/read, and sent, as
+ * upstream sends the thread's events, to the connections subscribed to the thread; one that
+ * unsubscribed hears only status changes.
+ */
 static void
 turn_sink_rate_limits(void *arg, json_t *snapshot)
 {
 	struct turn_thread *tt = arg;
 
-	account_api_rate_limits(tt->s->rpc, snapshot);
+	account_api_rate_limits(NULL, snapshot);
+	subs_notify(
+		tt->id, "account/rateLimits/updated", json_pack("{s:O}", "rateLimits", snapshot));
 }
 
 /* hook/started, hook/completed: {threadId, turnId, run} in upstream's order. */
