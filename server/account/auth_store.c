@@ -274,6 +274,29 @@ auth_new_chatgpt_login(const char *id_token, const char *access_token, const cha
 	return auth_wrap(doc);
 }
 
+struct auth *
+auth_new_external(const char *access_token, const char *account_id, const char *plan)
+{
+	json_t *claims = auth_jwt_payload(access_token);
+	struct auth *a;
+
+	if (!json_is_object(claims)) {
+		json_decref(claims);
+		return NULL;
+	}
+	json_decref(claims);
+	a = auth_wrap(json_pack("{s:s, s:n, s:{s:s, s:s, s:s, s:s}}", "auth_mode",
+		"chatgptAuthTokens", "OPENAI_API_KEY", "tokens", "id_token", access_token,
+		"access_token", access_token, "refresh_token", "", "account_id", account_id));
+	a->mode = AUTH_MODE_CHATGPT;
+	a->external = 1;
+	if (plan != NULL) {
+		free(a->plan);
+		a->plan = xstrdup(plan);
+	}
+	return a;
+}
+
 void
 auth_set_tokens(
 	struct auth *a, const char *id_token, const char *access_token, const char *refresh_token)
@@ -460,7 +483,7 @@ auth_mode_wire(const struct auth *a)
 	case AUTH_MODE_APIKEY:
 		return "apikey";
 	case AUTH_MODE_CHATGPT:
-		return "chatgpt";
+		return a->external ? "chatgptAuthTokens" : "chatgpt";
 	case AUTH_MODE_OTHER:
 		return a->mode_name;
 	case AUTH_MODE_NONE:

@@ -239,10 +239,8 @@ flow_post(struct login_flow *f, struct buf *form, char **cause)
 	return f->xfer != NULL ? 0 : -1;
 }
 
-/* The issuer's refusal as upstream shows it: error_description, error.message, the error
- * code, or the body itself. */
-static char *
-flow_refusal(const char *body, size_t len)
+char *
+login_token_refusal(const char *body, size_t len)
 {
 	json_t *j = json_loadb(body, len, 0, NULL), *e = json_object_get(j, "error");
 	const char *d = json_string_value(json_object_get(j, "error_description")),
@@ -323,7 +321,7 @@ flow_done_cb(void *arg, const struct http_result *res)
 	if (res->status == 200)
 		ans = json_loadb(f->body.ptr, f->body.len, 0, NULL);
 	else if (res->status != 0)
-		detail = flow_refusal(f->body.ptr, f->body.len);
+		detail = login_token_refusal(f->body.ptr, f->body.len);
 	/* the answer held tokens; what follows may end the flow (and free it) */
 	explicit_bzero(f->body.ptr, f->body.len);
 	buf_reset(&f->body);
