@@ -526,8 +526,8 @@ test_external_tokens_refreshed(void **state)
 	mock_stop(&m);
 }
 
-/* The client refuses to renew: the turn ends with upstream's sentence; a bad token at login
- * is refused. */
+/* The client refuses to renew, or does not answer in 10 s: the turn ends with upstream's
+ * sentence; a bad token at login is refused. */
 static void
 test_external_refresh_refused(void **state)
 {
@@ -556,6 +556,16 @@ test_external_refresh_refused(void **state)
 	err = json_object_get(json_object_get(json_object_get(t, "params"), "turn"), "error");
 	assert_string_equal(json_string_value(json_object_get(err, "message")),
 		"auth refresh request failed: code=-32000 message=no token");
+	json_decref(t);
+	json_decref(q);
+
+	/* no answer at all: upstream's 10 s, then the turn ends */
+	turn_start(c, tid);
+	q = server_request(c, "account/chatgptAuthTokens/refresh");
+	t = asc_wait_notification(c, "turn/completed", 15000);
+	err = json_object_get(json_object_get(json_object_get(t, "params"), "turn"), "error");
+	assert_string_equal(json_string_value(json_object_get(err, "message")),
+		"auth refresh request timed out after 10s");
 	json_decref(t);
 	json_decref(q);
 	free(line);

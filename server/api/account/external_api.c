@@ -11,7 +11,7 @@
  *            {reason:"unauthorized", previousAccountId}; one question for all the turns
  *            waiting; its answer replaces the tokens and the request is sent again; an error
  *            answer ends the waiting turns with "auth refresh request failed: code=C
- *            message=M"; no answer in 10 s: the request is cancelled (serverRequest/resolved)
+ *            message=M"; no answer in 10 s: the request is forgotten (a late answer is ignored)
  *            and "auth refresh request timed out after 10s"
  * While such tokens are held, other logins are refused with upstream's -32600 sentence.
  */
