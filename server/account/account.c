@@ -368,7 +368,8 @@ account_done_cb(void *arg, const struct http_result *res)
 		log_warn("account: %s", c.error);
 	}
 	json_decref(ans);
-	explicit_bzero(account_state.body.ptr, account_state.body.len);
+	if (account_state.body.ptr != NULL) /* NULL when nothing came: not for explicit_bzero */
+		explicit_bzero(account_state.body.ptr, account_state.body.len);
 	buf_reset(&account_state.body);
 	account_fire(&c);
 	if (c.permanent && account_state.listener != NULL)

@@ -249,7 +249,8 @@ device_polled(struct login_device *d, const struct http_result *res)
 	}
 	if (res->status >= 200 && res->status <= 299) {
 		ans = json_loadb(d->body.ptr, d->body.len, 0, NULL);
-		explicit_bzero(d->body.ptr, d->body.len);
+		if (d->body.ptr != NULL) /* NULL when nothing came: not for explicit_bzero */
+			explicit_bzero(d->body.ptr, d->body.len);
 		device_exchange(d, ans);
 		json_decref(ans);
 		return;
@@ -283,7 +284,8 @@ device_exchanged(struct login_device *d, const struct http_result *res)
 		free(detail);
 	} else if (id == NULL || access == NULL || refresh == NULL)
 		msg = xstrdup("device code exchange failed: error decoding response body");
-	explicit_bzero(d->body.ptr, d->body.len);
+	if (d->body.ptr != NULL) /* NULL when nothing came: not for explicit_bzero */
+		explicit_bzero(d->body.ptr, d->body.len);
 	if (msg == NULL) {
 		a = auth_new_chatgpt_login(id, access, refresh, NULL, d->issuer, ACCOUNT_CLIENT_ID);
 		home = home_path();
@@ -364,7 +366,8 @@ login_device_free(struct login_device *d)
 	if (d->xfer != NULL)
 		http_cancel(d->xfer);
 	ev_timer_stop(d->loop, &d->poll);
-	explicit_bzero(d->body.ptr, d->body.len);
+	if (d->body.ptr != NULL) /* NULL when nothing came: not for explicit_bzero */
+		explicit_bzero(d->body.ptr, d->body.len);
 	buf_free(&d->body);
 	wipe_free(d->auth_id);
 	wipe_free(d->user_code);
