@@ -34,6 +34,7 @@
 static const char usage[] =
 	"usage: app-server [app-server] [OPTIONS]\n"
 	"       app-server login status\n"
+	"       app-server login [--device-auth]  (sign in with ChatGPT)\n"
 	"       app-server login --with-api-key   (the key on stdin)\n"
 	"       app-server logout\n"
 	"       app-server debug models [--bundled]\n"
@@ -516,10 +517,14 @@ main(int argc, char **argv)
 				r = login_status_main(home, stderr);
 			else if (argc == i + 2 && strcmp(argv[i + 1], "--with-api-key") == 0)
 				r = login_cli_api_key(home, stdin, stderr);
+			else if (argc == i + 1)
+				r = login_cli_chatgpt(0, stdout, stderr);
+			else if (argc == i + 2 && strcmp(argv[i + 1], "--device-auth") == 0)
+				r = login_cli_chatgpt(1, stdout, stderr);
 			else {
 				fprintf(stderr,
-					"app-server: only `login status` and `login "
-					"--with-api-key` are supported\n");
+					"app-server: only `login`, `login status`, `login "
+					"--device-auth` and `login --with-api-key` are supported\n");
 				r = 2;
 			}
 			goto out;

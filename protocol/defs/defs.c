@@ -179,6 +179,8 @@ const struct pmethod pmethods[] = {
 		NULL, "May this command run?"},
 	{"item/fileChange/requestApproval", PM_SERVER_REQUEST, "FileChangeRequestApprovalParams",
 		"FileChangeRequestApprovalResponse", NULL, "May this patch be written?"},
+	{"account/chatgptAuthTokens/refresh", PM_SERVER_REQUEST, "ChatgptAuthTokensRefreshParams",
+		"ChatgptAuthTokensRefreshResponse", NULL, NULL},
 	{"item/tool/requestUserInput", PM_SERVER_REQUEST, "ToolRequestUserInputParams",
 		"ToolRequestUserInputResponse", NULL,
 		"request_user_input in Plan mode: the model's questions for the user."},

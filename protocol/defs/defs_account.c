@@ -140,6 +140,30 @@ static const struct pfield login_completed[] = {
 
 static const struct penum onboarding_entrypoint[] = {{"life_sciences"}, {NULL}};
 
+/* --- account/chatgptAuthTokens/refresh (server request) ----------------------------------- */
+
+static const struct pfield auth_tokens_refresh_params[] = {
+	{"previousAccountId", "string?", 0, NULL,
+		"Workspace/account identifier that Codex was previously using.\n\nClients that manage "
+		"multiple accounts/workspaces can use this as a hint to refresh the token for the "
+		"correct workspace.\n\nThis may be `null` when the prior auth state did not include a "
+		"workspace identifier (`chatgpt_account_id`)."},
+	{"reason", "ChatgptAuthTokensRefreshReason", PF_REQ, NULL, NULL},
+	{NULL},
+};
+
+static const struct penum auth_tokens_refresh_reason[] = {
+	{"unauthorized", "Codex attempted a backend request and received `401 Unauthorized`."},
+	{NULL},
+};
+
+static const struct pfield auth_tokens_refresh_response[] = {
+	{"accessToken", "string", PF_REQ, NULL, NULL},
+	{"chatgptAccountId", "string", PF_REQ, NULL, NULL},
+	{"chatgptPlanType", "string?", 0, NULL, NULL},
+	{NULL},
+};
+
 /* --- rate limits ---------------------------------------------------------------------------- */
 
 static const struct pfield rate_limits_response[] = {
@@ -248,6 +272,15 @@ const struct pdef pdefs_account[] = {
 		.doc = "Authentication mode for OpenAI-backed providers."},
 	{.name = "AccountLoginCompletedNotification", .kind = PD_STRUCT, .fields = login_completed},
 	{.name = "DesktopOnboardingEntrypoint", .kind = PD_ENUM, .values = onboarding_entrypoint},
+	{.name = "ChatgptAuthTokensRefreshParams",
+		.kind = PD_STRUCT,
+		.fields = auth_tokens_refresh_params},
+	{.name = "ChatgptAuthTokensRefreshReason",
+		.kind = PD_ENUM,
+		.values = auth_tokens_refresh_reason},
+	{.name = "ChatgptAuthTokensRefreshResponse",
+		.kind = PD_STRUCT,
+		.fields = auth_tokens_refresh_response},
 	{.name = "GetAccountRateLimitsResponse", .kind = PD_STRUCT, .fields = rate_limits_response},
 	{.name = "RateLimitSnapshot", .kind = PD_STRUCT, .fields = rate_limit_snapshot},
 	{.name = "RateLimitWindow", .kind = PD_STRUCT, .fields = rate_limit_window},

@@ -57,7 +57,22 @@ static struct {
 	void (*listener)(void *);
 	void *listener_arg;
 	unsigned long refreshes;
+	/* chatgptAuthTokens: the client's tokens (memory only) and its refresher */
+	char *ext_access, *ext_account, *ext_plan;
+	int ext_refreshing;
+	void (*ext_ask)(void *arg, const char *previous_account_id);
+	void *ext_arg;
 } account_state;
+
+static void account_fire(const struct account_creds *c);
+
+static void
+account_wipe_free(char *s)
+{
+	if (s != NULL)
+		explicit_bzero(s, strlen(s));
+	free(s);
+}
 
 void
 account_creds_clear(struct account_creds *c)
@@ -103,6 +118,78 @@ account_shutdown(void)
 		free(w);
 	}
 	buf_free(&account_state.body);
+	account_external_clear();
+}
+
+int
+account_external_set(const char *access_token, const char *account_id, const char *plan)
+{
+	struct auth *a = auth_new_external(access_token, account_id, plan);
+
+	if (a == NULL)
+		return -1;
+	auth_free(a);
+	account_external_clear();
+	account_state.ext_access = xstrdup(access_token);
+	account_state.ext_account = xstrdup(account_id);
+	account_state.ext_plan = plan != NULL ? xstrdup(plan) : NULL;
+	return 0;
+}
+
+void
+account_external_clear(void)
+{
+	struct account_creds c = {0};
+
+	account_wipe_free(account_state.ext_access);
+	free(account_state.ext_account);
+	free(account_state.ext_plan);
+	account_state.ext_access = account_state.ext_account = account_state.ext_plan = NULL;
+	if (account_state.ext_refreshing) {
+		/* the turns waiting for the client's answer hear the login is gone */
+		account_state.ext_refreshing = 0;
+		c.error = xstrdup(MSG_MISMATCH);
+		c.permanent = 1;
+		account_fire(&c);
+		account_creds_clear(&c);
+	}
+}
+
+int
+account_external_active(void)
+{
+	return account_state.ext_access != NULL;
+}
+
+void
+account_set_external_refresher(void (*ask)(void *arg, const char *previous_account_id), void *arg)
+{
+	account_state.ext_ask = ask;
+	account_state.ext_arg = arg;
+}
+
+void
+account_external_refreshed(
+	const char *access_token, const char *account_id, const char *plan, const char *error)
+{
+	struct account_creds c = {0};
+
+	if (!account_state.ext_refreshing)
+		return;
+	account_state.ext_refreshing = 0;
+	if (error != NULL)
+		c.error = xstrdup(error);
+	else if (account_external_set(access_token, account_id, plan) != 0)
+		c.error = xstrdup("failed to set external auth: the access token is not a JWT");
+	else {
+		c.access_token = xstrdup(access_token);
+		c.account_id = xstrdup(account_id);
+		log_info("account: the client sent new ChatGPT tokens");
+	}
+	if (c.error != NULL)
+		log_warn("account: %s", c.error);
+	account_fire(&c);
+	account_creds_clear(&c);
 }
 
 void
@@ -121,9 +208,13 @@ account_refresh_count(void)
 struct auth *
 account_load(void)
 {
-	char *home = home_path(), *cause = NULL;
+	char *home, *cause = NULL;
 	struct auth *a = NULL;
 
+	if (account_state.ext_access != NULL)
+		return auth_new_external(account_state.ext_access, account_state.ext_account,
+			account_state.ext_plan);
+	home = home_path();
 	if (auth_load(home, &a, &cause) < 0) {
 		log_warn("account: %s", cause);
 		free(cause);
@@ -141,6 +232,8 @@ account_chatgpt_applies(const struct model_provider *p)
 
 	if (p == NULL || !p->requires_openai_auth || p->env_key != NULL)
 		return 0;
+	if (account_state.ext_access != NULL)
+		return 1; /* the client's tokens win, as upstream's external auth does */
 	if ((key = config_provider_api_key(p)) != NULL) {
 		explicit_bzero(key, strlen(key));
 		free(key);
@@ -275,7 +368,8 @@ account_done_cb(void *arg, const struct http_result *res)
 		log_warn("account: %s", c.error);
 	}
 	json_decref(ans);
-	explicit_bzero(account_state.body.ptr, account_state.body.len);
+	if (account_state.body.ptr != NULL) /* NULL when nothing came: not for explicit_bzero */
+		explicit_bzero(account_state.body.ptr, account_state.body.len);
 	buf_reset(&account_state.body);
 	account_fire(&c);
 	if (c.permanent && account_state.listener != NULL)
@@ -341,7 +435,30 @@ account_creds_get(const char *rejected, const struct account_client *who, struct
 
 	memset(out, 0, sizeof *out);
 	*wait = NULL;
-	if (account_state.xfer == NULL) {
+	if (account_state.ext_access != NULL && !account_state.ext_refreshing) {
+		/* the client's tokens: renewed only by the client, only after a 401 (0.169 sends
+		 * an expired token as it is and asks on the refusal) */
+		if (rejected == NULL || strcmp(rejected, account_state.ext_access) != 0) {
+			out->access_token = xstrdup(account_state.ext_access);
+			out->account_id = xstrdup(account_state.ext_account);
+			return 0;
+		}
+		if (account_state.ext_ask == NULL) {
+			out->error = xstrdup("auth refresh request canceled: no client to ask");
+			return -1;
+		}
+		account_state.ext_refreshing = 1;
+		/* waiting first: the ask may be answered (and fire) before it returns */
+		w = xcalloc(1, sizeof *w);
+		w->cb = cb;
+		w->arg = arg;
+		w->next = account_state.waits;
+		account_state.waits = w;
+		*wait = w;
+		account_state.ext_ask(account_state.ext_arg, account_state.ext_account);
+		return 1;
+	}
+	if (account_state.xfer == NULL && !account_state.ext_refreshing) {
 		a = account_load();
 		if (a == NULL || a->mode != AUTH_MODE_CHATGPT) {
 			out->error = xstrdup(MSG_MISMATCH);

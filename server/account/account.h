@@ -68,6 +68,20 @@ int account_creds_get(const char *rejected, const struct account_client *who,
 /* Stop waiting: cb will not be called (the refresh itself goes on for the others). */
 void account_wait_cancel(struct account_wait *w);
 
+/*
+ * Externally managed tokens (account/login/start chatgptAuthTokens), kept in memory only and
+ * winning over auth.json while set. Requests send the access token as it is; after a 401 the
+ * refresher is asked (once for every waiting turn) and account_external_refreshed gives its
+ * answer: new tokens, or error (upstream's sentence) which ends the waiting turns.
+ */
+int account_external_set(const char *access_token, const char *account_id, const char *plan);
+void account_external_clear(void);
+int account_external_active(void);
+void account_set_external_refresher(
+	void (*ask)(void *arg, const char *previous_account_id), void *arg);
+void account_external_refreshed(
+	const char *access_token, const char *account_id, const char *plan, const char *error);
+
 /* Refreshes sent to the issuer since start (tests, figures). */
 unsigned long account_refresh_count(void);
 /* auth.json now, or NULL (absent; unreadable, which is logged: no login to use). */

@@ -39,6 +39,7 @@ struct auth {
 	char *jwt_account_id;	/* chatgpt_account_id of the id_token, or NULL */
 	long long access_exp;	/* the access token's exp claim, or -1 */
 	long long last_refresh; /* seconds since the epoch, or -1 */
+	int external;		/* chatgptAuthTokens: the client's tokens, in memory only */
 };
 
 /*
@@ -60,6 +61,12 @@ struct auth *auth_new_chatgpt(
  */
 struct auth *auth_new_chatgpt_login(const char *id_token, const char *access_token,
 	const char *refresh_token, const char *api_key, const char *issuer, const char *client_id);
+/*
+ * Tokens a client manages itself (account/login/start chatgptAuthTokens), never written: the
+ * access token stands for the id_token too (its claims give the email and plan, as upstream
+ * reads them); plan, when not NULL, wins over the claims. NULL when the token is no JWT.
+ */
+struct auth *auth_new_external(const char *access_token, const char *account_id, const char *plan);
 /* A JWT's "https://api.openai.com/auth" claims (a new reference), or NULL. */
 json_t *auth_jwt_auth_claims(const char *jwt);
 /*

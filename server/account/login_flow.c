@@ -239,10 +239,8 @@ flow_post(struct login_flow *f, struct buf *form, char **cause)
 	return f->xfer != NULL ? 0 : -1;
 }
 
-/* The issuer's refusal as upstream shows it: error_description, error.message, the error
- * code, or the body itself. */
-static char *
-flow_refusal(const char *body, size_t len)
+char *
+login_token_refusal(const char *body, size_t len)
 {
 	json_t *j = json_loadb(body, len, 0, NULL), *e = json_object_get(j, "error");
 	const char *d = json_string_value(json_object_get(j, "error_description")),
@@ -302,7 +300,8 @@ flow_signed_in(struct login_flow *f, const char *api_key)
 						     : "https://platform.api.openai.org");
 	login_conn_respond(f->held, 302, NULL, buf_str(&url), NULL, 0);
 	f->held = NULL;
-	explicit_bzero(url.ptr, url.len);
+	if (url.ptr != NULL) /* NULL when nothing came: not for explicit_bzero */
+		explicit_bzero(url.ptr, url.len);
 	buf_free(&url);
 out:
 	json_decref(idc);
@@ -323,15 +322,17 @@ flow_done_cb(void *arg, const struct http_result *res)
 	if (res->status == 200)
 		ans = json_loadb(f->body.ptr, f->body.len, 0, NULL);
 	else if (res->status != 0)
-		detail = flow_refusal(f->body.ptr, f->body.len);
+		detail = login_token_refusal(f->body.ptr, f->body.len);
 	/* the answer held tokens; what follows may end the flow (and free it) */
-	explicit_bzero(f->body.ptr, f->body.len);
+	if (f->body.ptr != NULL) /* NULL when nothing came: not for explicit_bzero */
+		explicit_bzero(f->body.ptr, f->body.len);
 	buf_reset(&f->body);
 	if (f->stage == STAGE_API_KEY) {
 		/* upstream keeps going without a key when this exchange fails */
 		const char *key = json_string_value(json_object_get(ans, "access_token"));
 		char *k = key != NULL ? xstrdup(key) : NULL;
 
+		free(detail); /* the refusal's words matter not here */
 		json_decref(ans);
 		flow_signed_in(f, k);
 		wipe_free(k);
@@ -511,7 +512,8 @@ login_flow_free(struct login_flow *f)
 	login_srv_free(f->srv);
 	explicit_bzero(f->verifier, sizeof f->verifier);
 	explicit_bzero(f->state, sizeof f->state);
-	explicit_bzero(f->body.ptr, f->body.len);
+	if (f->body.ptr != NULL) /* NULL when nothing came: not for explicit_bzero */
+		explicit_bzero(f->body.ptr, f->body.len);
 	buf_free(&f->body);
 	wipe_free(f->id_token);
 	wipe_free(f->access_token);

@@ -42,6 +42,10 @@ void login_conn_respond(struct login_conn *c, int status, const char *ctype, con
  * on their own, connections still waiting for one are closed. No callback after this. */
 void login_srv_free(struct login_srv *s);
 
+/* The issuer's refusal of a code exchange as upstream shows it: error_description,
+ * error.message, the error code, or the body itself; heap. */
+char *login_token_refusal(const char *body, size_t len);
+
 /* The pages the browser sees (login_page.c), in upstream 0.169's words; heap. */
 char *login_page_success(void);
 /* message: what failed; code: the error code shown (NULL: unknown_error); description:

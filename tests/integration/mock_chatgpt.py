@@ -12,6 +12,14 @@ POST /oauth/token    the issuer: grant_type refresh_token (JSON, as upstream sen
                      was given, and a code_verifier whose S256 is the code_challenge; else 400
                      invalid_grant; --exchange-fail CODE: 400 with that error) and the
                      id_token's token-exchange for an API key (--api-key KEY, else 401).
+POST /api/accounts/deviceauth/usercode  device-code sign-in: {client_id} gives
+                     {device_auth_id, user_code, interval} (the interval a string, as the
+                     issuer sends it: --device-interval); --device-usercode-status CODE answers
+                     CODE instead.
+POST /api/accounts/deviceauth/token  the poll: 403 for the first --device-pending polls, then
+                     {authorization_code, code_challenge, code_verifier}, the code exchangeable
+                     at /oauth/token with redirect_uri {issuer}/deviceauth/callback;
+                     --device-poll-status CODE answers CODE to every poll instead.
 GET /oauth/authorize the user signing in: a 302 to redirect_uri with a fresh code and the state
                      (--authorize-error CODE: error=CODE instead of the code; --wrong-state:
                      another state).
@@ -36,6 +44,7 @@ ARGS = None
 LOCK = threading.Lock()
 COUNTER = [0]
 CODES = {}  # authorization code -> (code_challenge, redirect_uri)
+DEVICE_POLLS = [0]
 
 
 def b64(obj):
@@ -72,12 +81,15 @@ def new_tokens():
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # headers and body leave in two writes: without this a kept-alive client's delayed ACK
+    # holds the body back 40 ms (the benches measure the daemon, not that)
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt, *args):
         pass
 
     def record(self, body):
-        line = {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
+        line = {"t": time.time(), "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                 "body": body.decode("utf-8", "replace")}
         with LOCK:
             with open(ARGS.log, "a") as f:
@@ -99,6 +111,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.authorize()
         if self.path.endswith("/wham/usage") or self.path.endswith("/api/codex/usage"):
             return self.usage()
+        if self.path.endswith("/wham/accounts/check"):
+            return self.accounts_check()
         self.send(404, "{}")
 
     def authorized(self):
@@ -110,6 +124,21 @@ class Handler(BaseHTTPRequestHandler):
                 or self.headers.get("chatgpt-account-id") != acct:
             return None
         return c
+
+    def accounts_check(self):
+        """The workspaces of the login (upstream asks after a sign-in: routing discovery)."""
+        c = self.authorized()
+        if c is None:
+            return self.send(401, json.dumps({"detail": "Unauthorized"}))
+        acct = c["https://api.openai.com/auth"]["chatgpt_account_id"]
+        if ARGS.no_routing:  # a workspace list without this account: no routing to apply
+            return self.send(200, json.dumps({"accounts": [], "account_ordering": []}))
+        origin = "https://chatgpt.com"  # upstream wants an HTTPS origin (never dialled here)
+        self.send(200, json.dumps({"accounts": [{"id": acct, "name": None,
+                                                 "structure": "personal",
+                                                 "workspace_backend_origin": origin,
+                                                 "account_routing_override": "NO_CONSTRAINT"}],
+                                   "account_ordering": [acct]}))
 
     def usage(self):
         """The backend's usage endpoint (what account/rateLimits/read asks upstream's way)."""
@@ -148,7 +177,49 @@ class Handler(BaseHTTPRequestHandler):
             return self.token(body)
         if self.path.endswith("/responses"):
             return self.backend()
+        if self.path == "/api/accounts/deviceauth/usercode":
+            return self.usercode(body)
+        if self.path == "/api/accounts/deviceauth/token":
+            return self.device_poll(body)
         self.send(404, "{}")
+
+    def usercode(self, body):
+        """Device code: the user code the user types at {issuer}/codex/device."""
+        if ARGS.device_usercode_status:
+            return self.send(ARGS.device_usercode_status, json.dumps({"error": "refused"}))
+        try:
+            req = json.loads(body)
+        except ValueError:
+            req = {}
+        if req.get("client_id") != "app_EMoamEEZ73f0CkXaXp7hrann":
+            return self.send(400, json.dumps({"error": "invalid_client"}))
+        self.send(200, json.dumps({"device_auth_id": "dev-auth-1", "user_code": "MOCK-1234",
+                                   "interval": ARGS.device_interval}))
+
+    def device_poll(self, body):
+        """Device code: pending (403) until the user has signed in, then a PKCE'd code."""
+        if ARGS.device_poll_status:
+            return self.send(ARGS.device_poll_status, json.dumps({"error": "refused"}))
+        try:
+            req = json.loads(body)
+        except ValueError:
+            req = {}
+        if req.get("device_auth_id") != "dev-auth-1" or req.get("user_code") != "MOCK-1234":
+            return self.send(400, json.dumps({"error": "invalid_request"}))
+        with LOCK:
+            COUNTER[0] += 1
+            polls = DEVICE_POLLS[0] = DEVICE_POLLS[0] + 1
+            code = "device-code-%d" % COUNTER[0]
+        if polls <= ARGS.device_pending:
+            return self.send(403, json.dumps({"error": "authorization_pending"}))
+        verifier = "device-verifier-%d" % COUNTER[0]
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()) \
+            .rstrip(b"=").decode()
+        redirect = "http://127.0.0.1:%d/deviceauth/callback" % self.server.server_address[1]
+        with LOCK:
+            CODES[code] = (challenge, redirect)
+        self.send(200, json.dumps({"authorization_code": code, "code_challenge": challenge,
+                                   "code_verifier": verifier}))
 
     def authorize(self):
         """The sign-in page: straight back to the client's loopback callback."""
@@ -268,6 +339,11 @@ def main():
     p.add_argument("--wrong-state", action="store_true")
     p.add_argument("--exchange-fail", default="")
     p.add_argument("--api-key", default="")
+    p.add_argument("--device-interval", default="1")
+    p.add_argument("--no-routing", action="store_true")
+    p.add_argument("--device-pending", type=int, default=1)
+    p.add_argument("--device-usercode-status", type=int, default=0)
+    p.add_argument("--device-poll-status", type=int, default=0)
     ARGS = p.parse_args()
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     with open(ARGS.port_file + ".tmp", "w") as f:

@@ -2893,6 +2893,25 @@ class AccountLoginCompletedNotification(TypedDict, total=False):
 DesktopOnboardingEntrypoint: TypeAlias = Literal["life_sciences"]
 
 
+class ChatgptAuthTokensRefreshParams(TypedDict, total=False):
+    #: Workspace/account identifier that Codex was previously using.
+    #:
+    #: Clients that manage multiple accounts/workspaces can use this as a hint to refresh the token for the correct workspace.
+    #:
+    #: This may be `null` when the prior auth state did not include a workspace identifier (`chatgpt_account_id`).
+    previousAccountId: Optional[str]
+    reason: Required["ChatgptAuthTokensRefreshReason"]
+
+
+ChatgptAuthTokensRefreshReason: TypeAlias = Literal["unauthorized"]
+
+
+class ChatgptAuthTokensRefreshResponse(TypedDict, total=False):
+    accessToken: Required[str]
+    chatgptAccountId: Required[str]
+    chatgptPlanType: Optional[str]
+
+
 class GetAccountRateLimitsResponse(TypedDict, total=False):
     #: Account associated with this usage snapshot, when supplied by the backend.
     accountId: Optional[str]
@@ -3319,6 +3338,7 @@ SERVER_NOTIFICATIONS: Dict[str, Optional[str]] = {
 SERVER_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "item/commandExecution/requestApproval": ("CommandExecutionRequestApprovalParams", "CommandExecutionRequestApprovalResponse"),
     "item/fileChange/requestApproval": ("FileChangeRequestApprovalParams", "FileChangeRequestApprovalResponse"),
+    "account/chatgptAuthTokens/refresh": ("ChatgptAuthTokensRefreshParams", "ChatgptAuthTokensRefreshResponse"),
     "item/tool/requestUserInput": ("ToolRequestUserInputParams", "ToolRequestUserInputResponse"),
 }
 

@@ -2889,6 +2889,26 @@ export type AccountLoginCompletedNotification = {
 
 export type DesktopOnboardingEntrypoint = "life_sciences";
 
+export type ChatgptAuthTokensRefreshParams = {
+  /**
+   * Workspace/account identifier that Codex was previously using.
+   *
+   * Clients that manage multiple accounts/workspaces can use this as a hint to refresh the token for the correct workspace.
+   *
+   * This may be `null` when the prior auth state did not include a workspace identifier (`chatgpt_account_id`).
+   */
+  previousAccountId?: string | null;
+  reason: ChatgptAuthTokensRefreshReason;
+};
+
+export type ChatgptAuthTokensRefreshReason = "unauthorized";
+
+export type ChatgptAuthTokensRefreshResponse = {
+  accessToken: string;
+  chatgptAccountId: string;
+  chatgptPlanType?: string | null;
+};
+
 export type GetAccountRateLimitsResponse = {
   /**
    * Account associated with this usage snapshot, when supplied by the backend.
@@ -3334,6 +3354,7 @@ export type ServerNotification =
 export type ServerRequest =
   | { method: "item/commandExecution/requestApproval"; id: RequestId; params: CommandExecutionRequestApprovalParams }
   | { method: "item/fileChange/requestApproval"; id: RequestId; params: FileChangeRequestApprovalParams }
+  | { method: "account/chatgptAuthTokens/refresh"; id: RequestId; params: ChatgptAuthTokensRefreshParams }
   | { method: "item/tool/requestUserInput"; id: RequestId; params: ToolRequestUserInputParams };
 
 /** Client-to-server requests by method: params and result types. */
@@ -3675,6 +3696,7 @@ export interface ServerRequestMap {
    * May this patch be written?
    */
   "item/fileChange/requestApproval": { params: FileChangeRequestApprovalParams; result: FileChangeRequestApprovalResponse };
+  "account/chatgptAuthTokens/refresh": { params: ChatgptAuthTokensRefreshParams; result: ChatgptAuthTokensRefreshResponse };
   /**
    * request_user_input in Plan mode: the model's questions for the user.
    */

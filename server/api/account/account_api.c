@@ -23,6 +23,7 @@
 #include "account/auth_store.h"
 #include "account/usage.h"
 #include "account_api.h"
+#include "external_api.h"
 #include "login_api.h"
 #include "api/api.h"
 #include "api/session.h"
@@ -79,12 +80,14 @@ account_api_attach(struct session *s)
 {
 	account_api_rpc = s->rpc;
 	account_set_listener(account_api_refresh_failed, NULL);
+	external_api_attach(s);
 }
 
 void
 account_api_detach(struct session *s)
 {
 	login_api_detach(s);
+	external_api_detach(s);
 	if (account_api_rpc == s->rpc) {
 		account_api_rpc = NULL;
 		account_set_listener(NULL, NULL);
@@ -132,7 +135,7 @@ account_api_read(struct session *s, struct rpc_req *req, json_t *params)
 	p = config_provider(c, NULL);
 	needs = p != NULL ? p->requires_openai_auth : 0;
 	if (needs) {
-		if ((key = config_provider_api_key(p)) != NULL) {
+		if (!account_external_active() && (key = config_provider_api_key(p)) != NULL) {
 			account = json_pack("{s:s}", "type", "apiKey");
 			explicit_bzero(key, strlen(key));
 			free(key); /* presence only: the key is never echoed */
@@ -158,8 +161,10 @@ account_api_signed_in(struct rpc *r)
 	account_api_notify_updated(r);
 }
 
-/* account/login/start: an API key is stored; chatgpt runs the browser sign-in (login_api.c);
- * the other logins are not run here. */
+/* account/login/start: an API key is stored; chatgpt and chatgptDeviceCode run their
+ * sign-ins (login_api.c); chatgptAuthTokens holds the client's tokens (external_api.c); the
+ * other logins are not run here. While the client's tokens are held, only new ones are
+ * taken, as upstream. */
 static void
 account_api_login_start(struct session *s, struct rpc_req *req, json_t *params)
 {
@@ -167,8 +172,27 @@ account_api_login_start(struct session *s, struct rpc_req *req, json_t *params)
 	struct auth *a;
 	char *home, *cause = NULL;
 
+	if (strcmp(type, "chatgptAuthTokens") == 0) {
+		login_api_drop_pending(); /* as upstream: no pending sign-in may store a login */
+		if (external_api_login(req, params, s->rpc) == 0)
+			account_api_notify_updated(s->rpc);
+		return;
+	}
+	if (account_external_active() &&
+		(strcmp(type, "apiKey") == 0 || strcmp(type, "chatgpt") == 0 ||
+			strcmp(type, "chatgptDeviceCode") == 0)) {
+		rpc_reply_error(req, RPC_INVALID_REQUEST,
+			"External auth is active. Use account/login/start (chatgptAuthTokens) to "
+			"update it or account/logout to clear it.",
+			NULL);
+		return;
+	}
 	if (strcmp(type, "chatgpt") == 0) {
 		login_api_chatgpt_start(s, req, account_api_signed_in);
+		return;
+	}
+	if (strcmp(type, "chatgptDeviceCode") == 0) {
+		login_api_device_start(s, req, account_api_signed_in);
 		return;
 	}
 	if (strcmp(type, "apiKey") != 0) {
@@ -239,6 +263,7 @@ account_api_logout(struct session *s, struct rpc_req *req, json_t *params)
 	char *home = home_path(), *cause = NULL;
 
 	(void)params;
+	account_external_clear();
 	if (auth_delete(home, &cause) < 0) {
 		rpc_reply_errorf(req, RPC_INTERNAL_ERROR, "logout failed: %s", cause);
 		free(cause);

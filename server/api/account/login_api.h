@@ -10,6 +10,9 @@ struct session;
  * signed_in(rpc) sends account/updated when the sign-in succeeds. */
 void login_api_chatgpt_start(
 	struct session *s, struct rpc_req *req, void (*signed_in)(struct rpc *));
+/* account/login/start {type:"chatgptDeviceCode"}: answered once the issuer gave a user code. */
+void login_api_device_start(
+	struct session *s, struct rpc_req *req, void (*signed_in)(struct rpc *));
 /* Whether id is the pending sign-in (the caller answers {status:"canceled"}, then calls
  * login_api_drop_pending, which ends it and sends login/completed). */
 int login_api_cancel(const char *id);
