@@ -56,6 +56,7 @@ turn_thread_free(void *arg)
 		return;
 	agent_free(tt->agent);
 	mcp_set_free(tt->mcp); /* after the agent: its calls ended with its turn */
+	mcp_api_thread_closed(tt->id);
 	/* a review/start waiting for git is answered first */ /* a running turn is
 								  interrupted and reported
 								  first */

@@ -88,8 +88,9 @@ mcp_api_thread_find(struct session *s, const char *id)
 {
 	struct mcp_api_thread *t;
 
+	(void)s; /* a shared thread's turns may run on any of its connections */
 	for (t = mcp_api_threads; t != NULL; t = t->next)
-		if (t->s == s && strcmp(t->id, id) == 0)
+		if (strcmp(t->id, id) == 0)
 			return t;
 	return NULL;
 }
@@ -157,9 +158,9 @@ mcp_api_thread_opened(
 void
 mcp_api_reload(struct session *s)
 {
+	(void)s; /* every loaded thread, whoever opened it */
 	for (struct mcp_api_thread *t = mcp_api_threads; t != NULL; t = t->next)
-		if (t->s == s)
-			t->stale = 1;
+		t->stale = 1;
 }
 
 void
@@ -193,11 +194,16 @@ mcp_api_turn_begin(struct session *s, struct turn_thread *tt)
 void
 mcp_api_session_end(struct session *s)
 {
+	mcp_api_session_free(s);
+}
+
+void
+mcp_api_thread_closed(const char *thread_id)
+{
 	struct mcp_api_thread **pp = &mcp_api_threads, *t;
 
-	mcp_api_session_free(s);
 	while ((t = *pp) != NULL) {
-		if (t->s != s) {
+		if (strcmp(t->id, thread_id) != 0) {
 			pp = &t->next;
 			continue;
 		}

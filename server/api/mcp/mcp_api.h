@@ -38,6 +38,8 @@ void mcp_api_reload(struct session *s);
 void mcp_api_turn_begin(struct session *s, struct turn_thread *tt);
 /* The session ends: requests under way are dropped (rpc_free answers them), records freed. */
 void mcp_api_session_end(struct session *s);
+/* A thread unloads: what its servers came from is forgotten. */
+void mcp_api_thread_closed(const char *thread_id);
 /* mcp_methods.c: drop the session's requests under way. */
 void mcp_api_session_free(struct session *s);
 
