@@ -67,10 +67,11 @@ exec_start(const struct exec_opts *o, struct spawn_proc *sp)
 		ev_timer_start(o->loop, &p->timeout);
 	} else if (o->timeout == 0) {
 		/*
-		 * Timed out before it started: killed now, not at the loop's next turn, when its
-		 * first output (read first in that turn) would already be out as deltas.
+		 * Timed out before it started: killed now, and whatever it managed to write
+		 * meanwhile (this thread may lose the CPU between the spawn and here) is dropped,
+		 * as if the kill had come first.
 		 */
-		p->flags |= EXEC_TIMED_OUT;
+		p->flags |= EXEC_TIMED_OUT | EXEC_MUTED;
 		exec_kill(p);
 	}
 	exec_stream_init(p, &p->out, (p->flags & EXEC_PTY) ? sp->pty_fd : sp->out_fd, 0);

@@ -13,6 +13,7 @@
 #define EXEC_STDIN_CLOSE 0x08 /* close once the queue is empty */
 #define EXEC_LAST_NL	 0x10 /* the last byte written to a PTY was a newline */
 #define EXEC_CLIPPED	 0x20 /* a capture dropped bytes for a ceiling or the budget */
+#define EXEC_MUTED	 0x40 /* timed out before it started: what it wrote is dropped */
 
 struct exec_stream {
 	struct exec_proc *proc;

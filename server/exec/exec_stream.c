@@ -199,6 +199,8 @@ exec_stream_read(struct exec_proc *p, struct exec_stream *s)
 			eof |= n == 0;
 			break;
 		}
+		if (p->flags & EXEC_MUTED)
+			continue;
 		keep = exec_stream_cap(p, s, (size_t)n);
 		if (!p->o.streaming) {
 			exec_stream_capture(p, s, buf, keep);
