@@ -481,6 +481,7 @@ spawn_try(const struct spawn_opts *o, const char *path, struct spawn_proc *p, in
 	p->cg = cg;
 	cg = NULL; /* transferred */
 	p->pid = pid;
+	spawn_live_add(pid);
 	p->in_fd = f.in[1];
 	p->out_fd = f.out[0];
 	p->err_fd = f.err[0];
@@ -530,6 +531,7 @@ void
 spawn_reaped(struct spawn_proc *p)
 {
 	p->state |= SPAWN_P_REAPED;
+	spawn_live_del(p->pid);
 }
 
 int
@@ -559,6 +561,8 @@ spawn_exec_seen(struct spawn_proc *p, double wait)
 void
 spawn_release(struct spawn_proc *p)
 {
+	if (!(p->state & SPAWN_P_REAPED))
+		spawn_live_del(p->pid); /* abandoned, killed: nobody's command any more */
 	if (p->state & SPAWN_P_STARTING) {
 		spawn_close(&p->report_fd);
 		p->state &= ~(unsigned)SPAWN_P_STARTING;

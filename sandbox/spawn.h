@@ -153,6 +153,10 @@ void spawn_close_later(int fd);
  * whose pid is not in keep[0..n); the number killed. For when no command should be left.
  */
 int spawn_kill_orphans(const pid_t *keep, size_t n);
+/* The children spawn_start made that are neither reaped nor released, daemon-wide. */
+size_t spawn_live_count(void);
+void spawn_live_add(pid_t pid);
+void spawn_live_del(pid_t pid);
 /* Close every fd of p still open and set it to -1 (the pid is left alone). */
 void spawn_proc_close(struct spawn_proc *p);
 

@@ -72,6 +72,45 @@ spawn_kill_children(pid_t *out, size_t max)
 	return n;
 }
 
+/*
+ * The children spawn_start made that nobody reaped or released yet, daemon-wide (every
+ * connection's commands, turns' tools, snapshots, MCP servers, hooks): without cgroups, a
+ * child of ours outside this list is an adopted orphan.
+ */
+static pid_t *spawn_live;
+static size_t spawn_nlive, spawn_live_cap;
+
+void
+spawn_live_add(pid_t pid)
+{
+	if (spawn_nlive == spawn_live_cap) {
+		spawn_live_cap = spawn_live_cap ? 2 * spawn_live_cap : 64;
+		spawn_live = xrealloc(spawn_live, spawn_live_cap * sizeof *spawn_live);
+	}
+	spawn_live[spawn_nlive++] = pid;
+}
+
+void
+spawn_live_del(pid_t pid)
+{
+	for (size_t i = 0; i < spawn_nlive; i++)
+		if (spawn_live[i] == pid) {
+			spawn_live[i] = spawn_live[--spawn_nlive];
+			break;
+		}
+	if (spawn_nlive == 0) {
+		free(spawn_live);
+		spawn_live = NULL;
+		spawn_live_cap = 0;
+	}
+}
+
+size_t
+spawn_live_count(void)
+{
+	return spawn_nlive;
+}
+
 int
 spawn_kill_orphans(const pid_t *keep, size_t n)
 {

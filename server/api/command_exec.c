@@ -102,8 +102,10 @@ command_exec_reaper_cb(struct ev_loop *loop, ev_idle *w, int revents)
 
 /*
  * Without cgroups, a descendant that left its session (setsid) is not reached by the kill of
- * its process group; as the subreaper of every orphan, the daemon adopts it. With no command
- * running any more, every child of the daemon is such an orphan: kill them.
+ * its process group; as the subreaper of every orphan, the daemon adopts it. With nothing
+ * spawned running any more anywhere in the daemon (this connection's commands, other
+ * connections', turns' tools, snapshots, MCP servers, hooks), every child of the daemon is
+ * such an orphan: kill them. One connection's last command used to end every child.
  */
 static void
 command_exec_orphans(void)
@@ -111,7 +113,8 @@ command_exec_orphans(void)
 	int n;
 
 	/* No cgroup was ever asked for: no command ran, so there is no orphan of ours. */
-	if (!cgroup_probed() || cgroup_support()->kill || cgroup_support()->pids)
+	if (!cgroup_probed() || cgroup_support()->kill || cgroup_support()->pids ||
+		spawn_live_count() > 0)
 		return;
 	if ((n = spawn_kill_orphans(NULL, 0)) > 0)
 		log_debug("exec: killed %d orphaned descendant(s)", n);

@@ -307,6 +307,22 @@ test_frames(void **state)
 	wsd_stop(&d);
 }
 
+/*
+ * The same without cgroups (a user's session: none writable): one connection's last command
+ * ending, or the connection going, killed every child of the daemon, the other connection's
+ * command too (all taken for setsid'd orphans).
+ */
+static void
+test_exec_kill_without_cgroups(void **state)
+{
+	struct wsd d = {0};
+	char *env[] = {"APP_SERVER_NO_CGROUPS=1", NULL};
+
+	wsd_start(&d, "ws://127.0.0.1:0", NULL, env);
+	check(&d, "exec_kill", NULL);
+	wsd_stop(&d);
+}
+
 static void
 test_huge_frames(void **state)
 {
@@ -592,6 +608,7 @@ main(void)
 		cmocka_unit_test(test_cli_refusals),
 		cmocka_unit_test(test_http_probes),
 		cmocka_unit_test(test_frames),
+		cmocka_unit_test(test_exec_kill_without_cgroups),
 		cmocka_unit_test(test_huge_frames),
 		cmocka_unit_test(test_slowloris),
 		cmocka_unit_test(test_client_never_reads),
