@@ -132,9 +132,33 @@ tt_config(struct tt *f, const struct tt_opts *o)
 	free(path);
 }
 
+/*
+ * What tt_start was given, copied: tt_respawn starts the daemon again with it after the
+ * caller's arrays (often on its stack) are gone.
+ */
+#define TT_SAVED 16
+static char *tt_env_copy[TT_SAVED + 1], *tt_args_copy[TT_SAVED + 1];
 static const char *const *tt_env_saved;
 static int tt_experimental_saved;
 static const char *const *tt_args_saved;
+
+/* Copy a NULL-terminated list into keep (at most TT_SAVED); keep, or NULL for NULL. */
+static const char *const *
+tt_save(char **keep, const char *const *list)
+{
+	size_t i;
+
+	for (i = 0; keep[i] != NULL; i++) {
+		free(keep[i]);
+		keep[i] = NULL;
+	}
+	if (list == NULL)
+		return NULL;
+	for (i = 0; list[i] != NULL && i < TT_SAVED; i++)
+		keep[i] = xstrdup(list[i]);
+	keep[i] = NULL;
+	return (const char *const *)keep;
+}
 
 void
 tt_respawn(struct tt *f)
@@ -186,9 +210,9 @@ tt_start(struct tt *f, const struct tt_opts *o)
 	assert_int_equal(mkdir(f->workspace, 0700), 0);
 	mm_start(&f->mm, o->script);
 	tt_config(f, o);
-	tt_env_saved = o->env;
+	tt_env_saved = tt_save(tt_env_copy, o->env);
 	tt_experimental_saved = o->experimental;
-	tt_args_saved = o->args;
+	tt_args_saved = tt_save(tt_args_copy, o->args);
 	tt_respawn(f);
 	params = json_pack("{s:s, s:o, s:s}", "cwd", f->workspace, "approvalPolicy",
 		o->approval_policy == NULL	       ? json_string("never")
