@@ -52,6 +52,7 @@ static const char *const more_instances[] = {"tests/fixtures/fs/conformance_inst
 	"tests/fixtures/shellcmd/conformance_instances.json",
 	"tests/fixtures/user_input/conformance_instances.json",
 	"tests/fixtures/account/conformance_instances.json",
+	"tests/fixtures/hooks/conformance_instances.json",
 	"tests/fixtures/mcp/conformance_instances.json"};
 
 /*
