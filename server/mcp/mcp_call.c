@@ -114,6 +114,10 @@ mcp_call_abandon(struct mcp_call *c, const char *reason, const char *error)
 void
 mcp_call_cancel(struct mcp_call *c)
 {
+	if (c->res != NULL) {
+		mcp_res_cancel(c);
+		return;
+	}
 	mcp_call_abandon(c, "cancelled", "cancelled");
 }
 

@@ -13,6 +13,7 @@
 struct exec_proc;
 struct linebuf;
 struct mcp_parse;
+struct mcp_res;
 struct mcp_server;
 
 #define MCP_LIST_PAGES	1000 /* tools/list pages followed, at most */
@@ -36,6 +37,7 @@ struct mcp_call {
 	long long id; /* the request's id, also its progressToken */
 	struct mcp_call_cbs cbs;
 	ev_timer timeout;
+	struct mcp_res *res; /* a resource operation's handle (mcp_resources.c): no sv */
 };
 
 struct mcp_server {
@@ -100,5 +102,7 @@ void mcp_call_finish(struct mcp_call *c, const json_t *result, const char *error
 void mcp_call_error(struct mcp_call *c, int code, const char *error);
 void mcp_call_progress(struct mcp_server *sv, const json_t *params);
 void mcp_call_fail_all(struct mcp_server *sv, const char *error);
+/* mcp_resources.c: cancel a resource operation (c->res) */
+void mcp_res_cancel(struct mcp_call *c);
 
 #endif

@@ -3,6 +3,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mcp_output.h"
 #include "tool_output.h"
@@ -19,6 +20,15 @@ mcp_output_text(const char *s, size_t len)
 
 	free(cut);
 	return part;
+}
+
+double
+mcp_output_since(const struct timespec *start)
+{
+	struct timespec end;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	return (double)(end.tv_sec - start->tv_sec) + (double)(end.tv_nsec - start->tv_nsec) / 1e9;
 }
 
 static char *

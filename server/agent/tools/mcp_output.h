@@ -15,9 +15,14 @@
 
 #include <jansson.h>
 
+struct timespec;
+
 #define MCP_OUTPUT_MODEL_TOKENS 2991	/* text kept for the model: 5982 head + 5982 tail bytes */
 #define MCP_OUTPUT_ITEM_BYTES	1048516 /* a text kept in the item (recorded: 1 MiB - 60) */
 #define MCP_OUTPUT_TRUNCATED	"Truncated tool output:\n"
+
+/* Seconds since start (CLOCK_MONOTONIC): the wall time the model is told. */
+double mcp_output_since(const struct timespec *start);
 
 #define MCP_OUTPUT_NEVER "MCP tool call requires approval, but approval policy is never"
 #define MCP_OUTPUT_ASK	 "MCP tool call requires approval, and asking for it is not supported yet"
