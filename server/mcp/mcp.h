@@ -92,6 +92,16 @@ const char *mcp_set_instructions(const struct mcp_set *s, size_t i);
 const json_t *mcp_set_server_info(const struct mcp_set *s, size_t i);
 /* Its configuration (mcp_config_parse's entry; borrowed). */
 const json_t *mcp_set_config(const struct mcp_set *s, size_t i);
+/* Who hears the servers' state changes from now on (a set handed to a thread). */
+void mcp_set_owner(struct mcp_set *s, mcp_status_cb status, void *arg);
+/* A failed server's reported error (borrowed), or NULL when it is not failed. */
+const char *mcp_set_last_error(const struct mcp_set *s, size_t i);
+/*
+ * Why a failed server did not start, as upstream words it when a `required` server fails a
+ * thread start (heap: "handshaking with MCP server failed: ...", "timed out handshaking with
+ * MCP server after 2s: ...", the OS error of a program that did not start), or NULL.
+ */
+char *mcp_set_error(const struct mcp_set *s, size_t i);
 /* The server's index by name, or -1. */
 int mcp_set_find(const struct mcp_set *s, const char *name);
 

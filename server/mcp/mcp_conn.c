@@ -441,7 +441,7 @@ mcp_conn_done(struct exec_proc *p, void *arg)
 	log_info("%s", why);
 	if (sv->state == MCP_READY)
 		sv->died = 1;
-	mcp_server_failed(sv, why);
+	mcp_server_failed(sv, sv->state == MCP_STARTING ? MCP_FAIL_EXIT : MCP_FAIL_OTHER, why);
 	free(why);
 }
 

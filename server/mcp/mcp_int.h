@@ -40,9 +40,19 @@ struct mcp_call {
 	struct mcp_res *res; /* a resource operation's handle (mcp_resources.c): no sv */
 };
 
+/* Why a start failed, for upstream's texts when a `required` server fails (mcp_set_error). */
+enum mcp_fail {
+	MCP_FAIL_OTHER,
+	MCP_FAIL_SPAWN,	  /* the program did not start */
+	MCP_FAIL_EXIT,	  /* it exited during the handshake */
+	MCP_FAIL_TIMEOUT, /* startup_timeout_sec passed */
+};
+
 struct mcp_server {
 	struct mcp_set *set;
 	char *name;
+	char *error; /* why it failed last (reported), and how */
+	enum mcp_fail fail;
 	json_t *cfg; /* mcp_config_parse's entry (borrowed from the set) */
 	enum mcp_state state;
 	int died;    /* it exited after being ready: started again at the next turn */
@@ -94,7 +104,7 @@ int mcp_parse_start(struct mcp_server *sv, const char *line, size_t len);
 /* The server is going: its parse under way (if any) is dropped when it comes back. */
 void mcp_parse_release(struct mcp_server *sv);
 /* mcp_set.c */
-void mcp_server_failed(struct mcp_server *sv, const char *error);
+void mcp_server_failed(struct mcp_server *sv, enum mcp_fail kind, const char *error);
 void mcp_server_list_tools(struct mcp_server *sv);
 /* mcp_call.c */
 void mcp_call_finish(struct mcp_call *c, const json_t *result, const char *error);

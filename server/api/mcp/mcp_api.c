@@ -94,8 +94,7 @@ mcp_api_thread_find(struct session *s, const char *id)
 	return NULL;
 }
 
-/* The servers of cfg and params, parsed (new reference; an empty object when broken). */
-static json_t *
+json_t *
 mcp_api_parsed(const char *thread_id, const struct config *cfg, const json_t *params)
 {
 	json_t *servers = mcp_api_servers(cfg, params), *parsed = NULL;
@@ -110,12 +109,29 @@ mcp_api_parsed(const char *thread_id, const struct config *cfg, const json_t *pa
 	return parsed;
 }
 
-/* Give tt the servers of parsed (none when empty), started now. */
+/* Give tt the servers of parsed (none when empty), started now, or those a thread/start
+ * waiting for its required servers started (mcp_required.c): their states told from the
+ * start, after the answer, as upstream. */
 static void
 mcp_api_attach(struct session *s, struct turn_thread *tt, const json_t *parsed)
 {
 	struct mcp_set_opts o = {0};
+	struct mcp_set *set = mcp_api_adopt();
 
+	if (set != NULL) {
+		tt->mcp = set;
+		mcp_set_owner(set, mcp_api_status_cb, tt);
+		agent_set_mcp(tt->agent, set);
+		for (size_t i = 0; i < mcp_set_count(set); i++)
+			if (json_is_true(json_object_get(mcp_set_config(set, i), "enabled")))
+				mcp_api_status_cb(tt, mcp_set_name(set, i), MCP_STARTING, NULL);
+		for (size_t i = 0; i < mcp_set_count(set); i++)
+			if (json_is_true(json_object_get(mcp_set_config(set, i), "enabled")) &&
+				mcp_set_state(set, i) != MCP_STARTING)
+				mcp_api_status_cb(tt, mcp_set_name(set, i), mcp_set_state(set, i),
+					mcp_set_last_error(set, i));
+		return;
+	}
 	if (json_object_size(parsed) == 0)
 		return;
 	o.loop = s->loop;
@@ -196,6 +212,7 @@ mcp_api_session_end(struct session *s)
 	struct mcp_api_thread **pp = &mcp_api_threads, *t;
 
 	mcp_api_session_free(s);
+	mcp_api_gates_free(s);
 	while ((t = *pp) != NULL) {
 		if (t->s != s) {
 			pp = &t->next;
