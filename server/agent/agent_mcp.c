@@ -170,8 +170,9 @@ agent_mcp_start(struct agent_turn *t, const json_t *call, const char *call_id, i
 		return 1;
 	}
 	c = agent_mcp_begin(t, call_id, mcp_set_name(t->a->mcp, (size_t)srv), tool, args);
-	if ((why = mcp_output_approval(
-		     mcp_set_config(t->a->mcp, (size_t)srv), tool, t->o.approval_policy)) != NULL) {
+	why = mcp_output_approval(
+		mcp_set_config(t->a->mcp, (size_t)srv), tool, t->o.approval_policy);
+	if ((cbs.ask = why == MCP_OUTPUT_ASK) == 0 && why != NULL) { /* the user is asked, or not */
 		json_decref(args);
 		agent_mcp_done(c, NULL, why);
 		return 1;

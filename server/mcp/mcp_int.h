@@ -38,9 +38,20 @@ struct mcp_call {
 	struct mcp_call_cbs cbs;
 	ev_timer timeout;
 	struct mcp_res *res; /* a resource operation's handle (mcp_resources.c): no sv */
+	json_t *held;	     /* the tools/call params while the user is asked (mcp_elicit.c) */
+	long long token;     /* that question's */
 };
 
-/* Why a start failed, for upstream's texts when a `required` server fails (mcp_set_error). */
+/* A server's elicitation/create forwarded to the user (mcp_elicit.c). */
+struct mcp_elicit {
+	struct mcp_elicit *next;
+	struct mcp_server *sv;
+	json_t *id; /* the server's request id */
+	long long token;
+};
+
+/* Why a start failed, for upstream's texts when a `required` server fails (mcp_set_error).
+ */
 enum mcp_fail {
 	MCP_FAIL_OTHER,
 	MCP_FAIL_SPAWN,	  /* the program did not start */
@@ -67,9 +78,10 @@ struct mcp_server {
 	long long next_id;
 	struct mcp_req *reqs;
 	struct mcp_call *calls;
-	json_t *init;  /* the initialize result */
-	json_t *tools; /* Tool[] in effect (filtered) */
-	json_t *acc;   /* pages of the listing under way */
+	struct mcp_elicit *elicits; /* its questions waiting on the user */
+	json_t *init;		    /* the initialize result */
+	json_t *tools;		    /* Tool[] in effect (filtered) */
+	json_t *acc;		    /* pages of the listing under way */
 	int pages;
 	ev_timer startup;
 	double tool_timeout;
@@ -112,6 +124,21 @@ void mcp_call_finish(struct mcp_call *c, const json_t *result, const char *error
 void mcp_call_error(struct mcp_call *c, int code, const char *error);
 void mcp_call_progress(struct mcp_server *sv, const json_t *params);
 void mcp_call_fail_all(struct mcp_server *sv, const char *error);
+/* mcp_elicit.c */
+/* Ask the user to approve call c (its tools/call params stolen into c->held): 0, or -1 with
+ * *cause (nobody to ask: declined). */
+int mcp_elicit_approval(
+	struct mcp_call *c, const char *tool, const json_t *args, json_t *params, char **cause);
+/* A call waiting on the user ends: its question taken back. */
+void mcp_elicit_withdraw_call(struct mcp_call *c);
+/* The server's elicitation/create: forwarded to the user, or declined at once. */
+void mcp_elicit_forward(struct mcp_server *sv, const json_t *id, const json_t *params);
+/* Its questions end: answered `cancel` (reply) or dropped (the server is going). */
+void mcp_elicit_end_all(struct mcp_server *sv, int reply);
+/* mcp_call.c: the approved call goes to the server now. */
+void mcp_call_send(struct mcp_call *c);
+/* mcp_conn.c: answer a request of the server (result stolen). */
+void mcp_conn_reply(struct mcp_server *sv, const json_t *id, json_t *result);
 /* mcp_resources.c: cancel a resource operation (c->res) */
 void mcp_res_cancel(struct mcp_call *c);
 

@@ -367,10 +367,12 @@ mcp_set_config(const struct mcp_set *s, size_t i)
 }
 
 void
-mcp_set_owner(struct mcp_set *s, mcp_status_cb status, void *arg)
+mcp_set_owner(struct mcp_set *s, const struct mcp_set_opts *o)
 {
-	s->o.status = status;
-	s->o.arg = arg;
+	s->o.status = o->status;
+	s->o.ask = o->ask;
+	s->o.withdraw = o->withdraw;
+	s->o.arg = o->arg;
 }
 
 const char *

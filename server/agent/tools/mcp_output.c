@@ -7,6 +7,7 @@
 
 #include "mcp_output.h"
 #include "tool_output.h"
+#include "mcp/mcp.h"
 #include "protocol/xmalloc.h"
 
 /* A text part for the model, cut to the budget. */
@@ -21,6 +22,8 @@ mcp_output_text(const char *s, size_t len)
 	free(cut);
 	return part;
 }
+
+const char mcp_output_ask[] = "ask";
 
 double
 mcp_output_since(const struct timespec *start)
@@ -129,8 +132,9 @@ mcp_output_complete(json_t *item, const json_t *result, const char *error, long 
 char *
 mcp_output_error(const json_t *item, const char *error)
 {
-	if (error == NULL || strcmp(error, "cancelled") == 0)
-		return NULL;
+	if (error == NULL || strcmp(error, "cancelled") == 0 || strcmp(error, MCP_REJECTED) == 0 ||
+		strcmp(error, MCP_USER_CANCELLED) == 0)
+		return NULL; /* upstream says these as they are */
 	return xasprintf("tool call error: tool call failed for `%s/%s`\n\nCaused by:\n    %s",
 		json_string_value(json_object_get(item, "server")),
 		json_string_value(json_object_get(item, "tool")), error);

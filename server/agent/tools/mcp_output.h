@@ -25,14 +25,16 @@ struct timespec;
 double mcp_output_since(const struct timespec *start);
 
 #define MCP_OUTPUT_NEVER "MCP tool call requires approval, but approval policy is never"
-#define MCP_OUTPUT_ASK	 "MCP tool call requires approval, and asking for it is not supported yet"
+/* A sentinel (compared by address): the user is asked (mcp/mcp_elicit.c). */
+extern const char mcp_output_ask[];
+#define MCP_OUTPUT_ASK mcp_output_ask
 
 /*
  * Whether a tool (an MCP Tool) may run without asking, as upstream decides: annotated
  * readOnlyHint (unless its server's config says `tools.<tool>.approval_mode = "prompt"`), or
  * configured "approve": NULL. Else it needs an approval: under the approval policy "never"
- * upstream's failure (static text); asking the client (mcpServer/elicitation/request) is not
- * built yet, so otherwise a failure that says so.
+ * upstream's failure (static text); otherwise MCP_OUTPUT_ASK: the user approves it first
+ * (mcpServer/elicitation/request, mcp/mcp_elicit.c).
  */
 const char *mcp_output_approval(const json_t *cfg, const json_t *tool, const json_t *policy);
 /* A started mcpToolCall item (new reference), as upstream's (arguments borrowed). */
