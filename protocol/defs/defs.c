@@ -222,6 +222,9 @@ const struct pmethod pmethods[] = {
 		NULL, "v2", NULL},
 	{"item/mcpToolCall/progress", PM_NOTIFICATION, "McpToolCallProgressNotification", NULL,
 		"v2", NULL},
+	{"mcpServer/elicitation/request", PM_SERVER_REQUEST, "McpServerElicitationRequestParams",
+		"McpServerElicitationRequestResponse", NULL,
+		"An MCP tool's approval, or an MCP server's elicitation, asked of the user."},
 	{"configWarning", PM_NOTIFICATION, "ConfigWarningNotification", NULL, "v2",
 		"A problem with the configuration (e.g. config.toml does not parse)."},
 	{NULL},
@@ -230,7 +233,7 @@ const struct pmethod pmethods[] = {
 static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config, pdefs_fs,
 	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills, pdefs_config_write,
 	pdefs_startup, pdefs_requirements, pdefs_review, pdefs_history, pdefs_shellcmd,
-	pdefs_user_input, pdefs_account, pdefs_mcp, pdefs_hooks};
+	pdefs_user_input, pdefs_account, pdefs_mcp, pdefs_hooks, pdefs_mcp_elicit};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

@@ -23,6 +23,7 @@
 #include "protocol/defs/type_expr.h"
 #include "protocol/xmalloc.h"
 #include "py.h"
+#include "schema.h"
 
 struct py {
 	FILE *f; /* the module text */
@@ -441,16 +442,25 @@ py_union(struct py *py, const struct pdef *d)
 static void
 py_raw_alias(struct py *py, const struct pdef *d)
 {
-	json_t *s = json_loads(d->schema, 0, NULL);
+	json_t *raw = json_loads(d->schema, 0, NULL), *s;
 	struct py_text rhs;
 
-	if (s == NULL) {
+	if (raw == NULL) {
 		py_fail(py, xasprintf("%s: bad schema text", d->name));
 		return;
 	}
+	s = schema_flatten_oneof(raw); /* members beside a oneOf go into each variant */
+	json_decref(raw);
 	py_text_open(&rhs);
 	py_json(py, rhs.f, s, d->name);
 	py_text_close(&rhs);
+	if (rhs.buf[0] == '"' && strncmp(rhs.buf + 1, d->name, strlen(d->name)) == 0 &&
+		strcmp(rhs.buf + 1 + strlen(d->name), "\"") == 0) {
+		/* an object schema: its class took the name already, nothing to alias */
+		free(rhs.buf);
+		json_decref(s);
+		return;
+	}
 	py_claim(py, d->name);
 	py_comment(py->f, d->doc, "");
 	fprintf(py->f, "%s: TypeAlias = %s\n", d->name, rhs.buf);

@@ -429,3 +429,31 @@ schema_defs_of(const json_t *names, char **cause)
 	}
 	return defs;
 }
+
+json_t *
+schema_flatten_oneof(const json_t *s)
+{
+	const json_t *parts = json_object_get(s, "oneOf"),
+		     *props = json_object_get(s, "properties");
+	const json_t *req = json_object_get(s, "required"), *p;
+	json_t *out, *np, *v;
+	size_t i;
+
+	if (!json_is_array(parts) || !json_is_object(props))
+		return json_incref((json_t *)s);
+	out = json_pack("{s:[]}", "oneOf");
+	json_array_foreach(parts, i, p)
+	{
+		v = json_deep_copy(p);
+		if ((np = json_object_get(v, "properties")) == NULL)
+			json_object_set_new(v, "properties", np = json_object());
+		json_object_update_missing(np, (json_t *)props);
+		if (json_is_array(req)) {
+			if (json_object_get(v, "required") == NULL)
+				json_object_set_new(v, "required", json_array());
+			json_array_extend(json_object_get(v, "required"), (json_t *)req);
+		}
+		json_array_append_new(json_object_get(out, "oneOf"), v);
+	}
+	return out;
+}

@@ -19,6 +19,13 @@ json_t *schema_definitions(char **cause);
 json_t *schema_defs_of(const json_t *names, char **cause);
 /* Add to `names` (an object used as a set) every definition reachable from def `name`. */
 int schema_closure(const char *name, json_t *names, char **cause);
+/*
+ * A raw schema whose oneOf variants share the members of its own `properties` and `required`
+ * (McpServerElicitationRequestParams: threadId, serverName... beside each mode's members), with
+ * those merged into each variant, for the generated clients' types (new reference; s itself
+ * when there is nothing to merge, referenced again).
+ */
+json_t *schema_flatten_oneof(const json_t *s);
 /* Every file of the schema tree: an object {relative path: document}. */
 json_t *schema_files(char **cause);
 #endif

@@ -185,13 +185,16 @@ ts_json(struct ts *ts, const json_t *s)
 static void
 ts_raw_alias(struct ts *ts, const struct pdef *d)
 {
-	json_t *s = json_loads(d->schema, 0, NULL), *parts = json_object_get(s, "oneOf");
+	json_t *raw = json_loads(d->schema, 0, NULL), *s, *parts;
 
-	if (s == NULL) {
+	if (raw == NULL) {
 		if (ts->cause == NULL)
 			ts->cause = xasprintf("%s: bad schema text", d->name);
 		return;
 	}
+	s = schema_flatten_oneof(raw); /* members beside a oneOf go into each variant */
+	json_decref(raw);
+	parts = json_object_get(s, "oneOf");
 	if (parts == NULL) {
 		fputs(" ", ts->f);
 		ts_json(ts, s);

@@ -13,6 +13,7 @@
 #include "agent/tools/mcp_output.h"
 #include "agent/tools/tool_output.h"
 #include "mcp/mcp.h"
+#include "mcp/mcp_resources.h"
 #include "mcp/mcp_tools.h"
 #include "protocol/xmalloc.h"
 
@@ -24,6 +25,7 @@ struct agent_mcp_call {
 	int64_t started_ms;
 	struct timespec started; /* the wall time the model is told, finer than ms */
 	struct mcp_call *h;	 /* the call on the server, NULL once it ended */
+	int res;		 /* a resource tool's (mcp/mcp_resources.h) */
 };
 
 /* A server started or failed: a model request waiting for the servers may go now. */
@@ -53,7 +55,6 @@ agent_mcp_done(void *arg, const json_t *result, const char *error)
 	struct agent_mcp_call *c = arg, **pp;
 	struct agent_turn *t = c->t;
 	json_t *out, *item;
-	struct timespec end;
 
 	for (pp = &t->mcp_calls; *pp != c; pp = &(*pp)->next)
 		;
@@ -61,10 +62,8 @@ agent_mcp_done(void *arg, const json_t *result, const char *error)
 	t->busy = t->dyn != NULL || t->mcp_calls != NULL;
 	mcp_output_complete(c->item, result, error, agent_now_ms() - c->started_ms);
 	agent_item_complete(t, c->item, c->started_ms);
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	out = mcp_output_model(result, error,
-		(double)(end.tv_sec - c->started.tv_sec) +
-			(double)(end.tv_nsec - c->started.tv_nsec) / 1e9);
+	out = c->res ? mcp_resources_output(result, error)
+		     : mcp_output_model(result, error, mcp_output_since(&c->started));
 	item = json_pack("{s:s, s:s, s:o}", "type", "function_call_output", "call_id", c->call_id,
 		"output", out);
 	agent_record_response(t->a, item);
@@ -96,6 +95,50 @@ agent_mcp_progress(void *arg, double progress, const double *total, const char *
 	json_decref(p);
 }
 
+/* A call's item starts and the call joins the turn's. */
+static struct agent_mcp_call *
+agent_mcp_begin(struct agent_turn *t, const char *call_id, const char *server, const json_t *tool,
+	const json_t *args)
+{
+	struct agent_mcp_call *c = xcalloc(1, sizeof *c);
+
+	c->t = t;
+	c->call_id = xstrdup(call_id != NULL ? call_id : "");
+	c->started_ms = agent_now_ms();
+	clock_gettime(CLOCK_MONOTONIC, &c->started);
+	c->item = mcp_output_item(c->call_id, server, tool, args);
+	agent_item_start(t, c->item, c->started_ms);
+	c->next = t->mcp_calls;
+	t->mcp_calls = c;
+	t->busy = 1;
+	return c;
+}
+
+/* A resource tool's call: its item (upstream answers some without one), then the requests. */
+static int
+agent_mcp_resource(struct agent_turn *t, const char *name, const char *text, const char *call_id)
+{
+	struct agent_mcp_call *c;
+	const char *server;
+	char *msg = NULL;
+	json_t *args = NULL, *tool = json_pack("{s:s}", "name", name);
+
+	if (mcp_resources_check(t->a->mcp, name, text, &server, &args, &msg) != 0)
+		agent_tool_output(t, call_id, 0, msg);
+	else {
+		c = agent_mcp_begin(t, call_id, server, tool, args);
+		c->res = 1;
+		c->h = mcp_resources_call(t->a->mcp, name, args,
+			&(struct mcp_call_cbs){.done = agent_mcp_done, .arg = c}, &msg);
+		if (c->h == NULL)
+			agent_mcp_done(c, NULL, msg);
+	}
+	json_decref(tool);
+	json_decref(args);
+	free(msg);
+	return 1;
+}
+
 /* Start one call (its item first); 1 when the call is an MCP tool's, else 0. */
 static int
 agent_mcp_start(struct agent_turn *t, const json_t *call, const char *call_id, int chat)
@@ -112,6 +155,8 @@ agent_mcp_start(struct agent_turn *t, const json_t *call, const char *call_id, i
 	char *cause = NULL, *msg;
 	int srv;
 
+	if (ns == NULL && mcp_resources_tool(name))
+		return agent_mcp_resource(t, name, text, call_id);
 	/* Responses: the namespace names the server (the flat name is no tool there, as
 	 * upstream); Chat: the flat name alone */
 	if ((!chat && ns == NULL) || (chat && ns != NULL) ||
@@ -124,18 +169,10 @@ agent_mcp_start(struct agent_turn *t, const json_t *call, const char *call_id, i
 		free(msg);
 		return 1;
 	}
-	c = xcalloc(1, sizeof *c);
-	c->t = t;
-	c->call_id = xstrdup(call_id != NULL ? call_id : "");
-	c->started_ms = agent_now_ms();
-	clock_gettime(CLOCK_MONOTONIC, &c->started);
-	c->item = mcp_output_item(c->call_id, mcp_set_name(t->a->mcp, (size_t)srv), tool, args);
-	agent_item_start(t, c->item, c->started_ms);
-	c->next = t->mcp_calls;
-	t->mcp_calls = c;
-	t->busy = 1;
-	if ((why = mcp_output_approval(
-		     mcp_set_config(t->a->mcp, (size_t)srv), tool, t->o.approval_policy)) != NULL) {
+	c = agent_mcp_begin(t, call_id, mcp_set_name(t->a->mcp, (size_t)srv), tool, args);
+	why = mcp_output_approval(
+		mcp_set_config(t->a->mcp, (size_t)srv), tool, t->o.approval_policy);
+	if ((cbs.ask = why == MCP_OUTPUT_ASK) == 0 && why != NULL) { /* the user is asked, or not */
 		json_decref(args);
 		agent_mcp_done(c, NULL, why);
 		return 1;

@@ -442,6 +442,8 @@ thread_start(struct session *s, struct rpc_req *req, json_t *params)
 	json_t *thread, *policy = NULL;
 	int r;
 
+	if (mcp_api_start_gate(s, req, params, thread_start))
+		return; /* its required MCP servers first (api/mcp/mcp_required.c) */
 	if ((st = thread_api_store(s, &cause)) == NULL) {
 		thread_api_error(req, -EIO, cause, NULL);
 		free(cause);

@@ -23,6 +23,9 @@ struct turn_pending {
 	int cancelled;		/* the agent withdrew it: resolved after turn/completed */
 	int quiet; /* item/tool/call: no serverRequest/resolved (upstream sends none) */
 	struct turn_pending *next;
+	/* turn_sink_ask's: the answer goes here, not to the agent (an int: rpc_call_status) */
+	void (*fn)(void *arg, int st, const json_t *value);
+	void *arg;
 };
 
 struct turn_thread {
@@ -51,6 +54,15 @@ extern const struct agent_sink turn_sink;
 /* turn_sink.c: a turn begins (before its answer) / was answered (status, turn/started). */
 void turn_sink_begin(struct turn_thread *tt, const char *turn_id);
 void turn_sink_started(struct turn_thread *tt);
+/*
+ * A server request of the running turn answered to fn (st: rpc_call_status) rather than to the
+ * agent (api/mcp/: MCP approvals and elicitations): threadId and turnId added, the thread
+ * waitingOnApproval until the answer, serverRequest/resolved after it. Returns its token for
+ * turn_sink_withdraw (an interrupt: resolved after turn/completed, fn never runs).
+ */
+long long turn_sink_ask(struct turn_thread *tt, const char *method, json_t *params,
+	void (*fn)(void *arg, int st, const json_t *value), void *arg);
+void turn_sink_withdraw(struct turn_thread *tt, long long token);
 /* Forget what the sink holds for the thread (it is freed). */
 void turn_sink_clear(struct turn_thread *tt);
 

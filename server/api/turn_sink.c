@@ -183,7 +183,10 @@ turn_sink_answer(void *arg, enum rpc_call_status st, const json_t *value)
 	}
 	if (!p->quiet) /* each connection that got a copy hears it, with its own id */
 		subs_call_resolved(p->call, tt->id);
-	if (st == RPC_CALL_RESULT)
+	if (p->fn != NULL) {
+		turn_sink_status(tt, "active", 0);
+		p->fn(p->arg, (int)st, value);
+	} else if (st == RPC_CALL_RESULT)
 		agent_approval(tt->agent, p->token, (json_t *)value);
 	else if (st == RPC_CALL_ERROR)
 		agent_approval(tt->agent, p->token, NULL);
@@ -201,15 +204,19 @@ turn_sink_later(struct turn_thread *tt, struct subs_call *c)
 	tt->later[tt->nlater++] = c;
 }
 
+static void turn_sink_approval_cancel(void *arg, long long token);
+
 static void
-turn_sink_approval(void *arg, long long token, const char *method, json_t *params)
+turn_sink_request(struct turn_thread *tt, long long token, const char *method, json_t *params,
+	void (*fn)(void *arg, int st, const json_t *value), void *arg)
 {
-	struct turn_thread *tt = arg;
 	struct turn_pending *p = xcalloc(1, sizeof *p);
 	json_t *msg = json_deep_copy(params);
 
 	p->tt = tt;
 	p->token = token;
+	p->fn = fn;
+	p->arg = arg;
 	/* upstream resolves item/tool/call with the item's completion, no notification */
 	p->quiet = strcmp(method, "item/tool/call") == 0;
 	p->next = tt->pend;
@@ -217,6 +224,31 @@ turn_sink_approval(void *arg, long long token, const char *method, json_t *param
 	json_object_set_new(msg, "threadId", json_string(tt->id));
 	json_object_set_new(msg, "turnId", json_string(tt->turn_id));
 	p->call = subs_call(tt->id, tt->s, method, msg, turn_sink_answer, p);
+}
+
+static void
+turn_sink_approval(void *arg, long long token, const char *method, json_t *params)
+{
+	turn_sink_request(arg, token, method, params, NULL, NULL);
+}
+
+long long
+turn_sink_ask(struct turn_thread *tt, const char *method, json_t *params,
+	void (*fn)(void *arg, int st, const json_t *value), void *arg)
+{
+	static long long next = -2; /* the agent's tokens count up from 0 */
+	long long token = next--;
+
+	turn_sink_status(tt, "active", 1);
+	turn_sink_request(tt, token, method, params, fn, arg);
+	json_decref(params);
+	return token;
+}
+
+void
+turn_sink_withdraw(struct turn_thread *tt, long long token)
+{
+	turn_sink_approval_cancel(tt, token);
 }
 
 static void

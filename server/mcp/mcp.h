@@ -53,11 +53,34 @@ int mcp_config_parse(const json_t *servers, json_t **out, char **cause);
 /* What the set's owner hears: a server's start-up state changed (error: why it failed). */
 typedef void (*mcp_status_cb)(void *arg, const char *server, enum mcp_state st, const char *error);
 
+/*
+ * Asking the user (mcp_elicit.c): a tool's approval, or a server's elicitation/create, goes to
+ * the owner as the params of an mcpServer/elicitation/request (stolen). ask returns 0 with
+ * *token, then answer(ctx, st, value) runs once, or -1 when nobody can be asked now (no turn
+ * running, approval policy never: the server hears decline). withdraw(arg, token) takes a
+ * question back (an interrupt): answer never runs then.
+ */
+enum mcp_answer {
+	MCP_ANSWER_RESULT, /* value: the client's result */
+	MCP_ANSWER_ERROR,  /* value: its error (-32601...): a decline, as upstream */
+	MCP_ANSWER_GONE,   /* the client went away: a cancel */
+};
+typedef void (*mcp_answer_cb)(void *ctx, int st, const json_t *value);
+typedef int (*mcp_ask_fn)(
+	void *arg, json_t *params, mcp_answer_cb answer, void *ctx, long long *token);
+typedef void (*mcp_withdraw_fn)(void *arg, long long token);
+
+/* The errors of a tool call the user did not approve (upstream's texts). */
+#define MCP_REJECTED	   "user rejected MCP tool call"
+#define MCP_USER_CANCELLED "user cancelled MCP tool call"
+
 struct mcp_set_opts {
 	struct ev_loop *loop;
 	struct outq *q;	 /* its congestion pauses reading the servers (mcp_set_resume) */
 	const char *cwd; /* a server's cwd when its config names none (NULL: ours) */
 	mcp_status_cb status;
+	mcp_ask_fn ask; /* NULL: questions are declined */
+	mcp_withdraw_fn withdraw;
 	void *arg;
 };
 
@@ -92,6 +115,17 @@ const char *mcp_set_instructions(const struct mcp_set *s, size_t i);
 const json_t *mcp_set_server_info(const struct mcp_set *s, size_t i);
 /* Its configuration (mcp_config_parse's entry; borrowed). */
 const json_t *mcp_set_config(const struct mcp_set *s, size_t i);
+/* Who hears the servers' state changes and questions from now on (a set handed to a thread:
+ * o's status, ask, withdraw and arg). */
+void mcp_set_owner(struct mcp_set *s, const struct mcp_set_opts *o);
+/* A failed server's reported error (borrowed), or NULL when it is not failed. */
+const char *mcp_set_last_error(const struct mcp_set *s, size_t i);
+/*
+ * Why a failed server did not start, as upstream words it when a `required` server fails a
+ * thread start (heap: "handshaking with MCP server failed: ...", "timed out handshaking with
+ * MCP server after 2s: ...", the OS error of a program that did not start), or NULL.
+ */
+char *mcp_set_error(const struct mcp_set *s, size_t i);
 /* The server's index by name, or -1. */
 int mcp_set_find(const struct mcp_set *s, const char *name);
 
@@ -102,12 +136,15 @@ struct mcp_call_cbs {
 	void (*done)(void *arg, const json_t *result, const char *error);
 	void *arg;
 	int *code; /* may be NULL: gets the server's JSON-RPC error code when it answered one */
+	int ask;   /* tools/call: the user approves it first (mcpServer/elicitation/request) */
 };
 
 /*
  * tools/call `tool` of server i with arguments (borrowed, an object or NULL) and _meta
  * (borrowed, merged into the request's _meta with a progressToken; may be NULL). NULL when the
- * server is not ready: *cause says why. The handle is valid until done ran.
+ * server is not ready: *cause says why. The handle is valid until done ran. With cbs->ask the
+ * user is asked first (upstream's approval request); declined, done hears MCP_REJECTED (or
+ * MCP_USER_CANCELLED) and nothing reaches the server.
  */
 struct mcp_call *mcp_call_tool(struct mcp_set *s, size_t i, const char *tool, const json_t *args,
 	const json_t *meta, const struct mcp_call_cbs *cbs, char **cause);

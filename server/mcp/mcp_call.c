@@ -39,6 +39,7 @@ mcp_call_finish(struct mcp_call *c, const json_t *result, const char *error)
 {
 	struct mcp_call_cbs cbs = c->cbs;
 
+	mcp_elicit_withdraw_call(c); /* still waiting on the user: the question is taken back */
 	mcp_call_unlink(c);
 	free(c);
 	if (error == NULL && !json_is_object(result))
@@ -46,33 +47,70 @@ mcp_call_finish(struct mcp_call *c, const json_t *result, const char *error)
 	cbs.done(cbs.arg, error == NULL ? result : NULL, error);
 }
 
-/* Send method to a ready server as a call (params stolen). */
+/* A call of a ready server, listed on it, not sent yet; NULL with *cause when not ready. */
 static struct mcp_call *
-mcp_call_start(struct mcp_server *sv, const char *method, json_t *params,
-	const struct mcp_call_cbs *cbs, char **cause)
+mcp_call_new(struct mcp_server *sv, const struct mcp_call_cbs *cbs, char **cause)
 {
 	struct mcp_call *c;
 
 	if (sv->state != MCP_READY) {
 		*cause = xasprintf(
 			"MCP server `%s` is not ready (%s)", sv->name, mcp_state_name(sv->state));
-		json_decref(params);
 		return NULL;
 	}
 	c = xcalloc(1, sizeof *c);
 	c->sv = sv;
 	c->cbs = *cbs;
+	c->id = -1;
 	if (c->cbs.code != NULL)
 		*c->cbs.code = 0;
-	if (mcp_conn_request(sv, method, params, NULL, c, &c->id, cause) != 0) {
-		free(c);
-		return NULL;
-	}
+	ev_timer_init(&c->timeout, mcp_call_timeout_cb, sv->tool_timeout, 0.);
 	c->next = sv->calls;
 	sv->calls = c;
-	ev_timer_init(&c->timeout, mcp_call_timeout_cb, sv->tool_timeout, 0.);
-	ev_timer_start(sv->set->o.loop, &c->timeout);
 	return c;
+}
+
+/* Send the request of call c (params stolen); the tool timeout runs from now. */
+static int
+mcp_call_request(struct mcp_call *c, const char *method, json_t *params, char **cause)
+{
+	if (mcp_conn_request(c->sv, method, params, NULL, c, &c->id, cause) != 0)
+		return -1;
+	ev_timer_start(c->sv->set->o.loop, &c->timeout);
+	return 0;
+}
+
+/* Send method to a ready server as a call (params stolen). */
+static struct mcp_call *
+mcp_call_start(struct mcp_server *sv, const char *method, json_t *params,
+	const struct mcp_call_cbs *cbs, char **cause)
+{
+	struct mcp_call *c = mcp_call_new(sv, cbs, cause);
+
+	if (c != NULL && mcp_call_request(c, method, params, cause) == 0)
+		return c;
+	if (c != NULL) {
+		mcp_call_unlink(c);
+		free(c);
+	} else
+		json_decref(params);
+	return NULL;
+}
+
+void
+mcp_call_send(struct mcp_call *c)
+{
+	json_t *params = c->held;
+	char *cause = NULL;
+
+	c->held = NULL;
+	/* the progressToken is the request's id: the one mcp_conn_request gives it */
+	json_object_set_new(
+		json_object_get(params, "_meta"), "progressToken", json_integer(c->sv->next_id));
+	if (mcp_call_request(c, "tools/call", params, &cause) != 0) {
+		mcp_call_finish(c, NULL, cause);
+		free(cause);
+	}
 }
 
 struct mcp_call *
@@ -80,6 +118,7 @@ mcp_call_tool(struct mcp_set *s, size_t i, const char *tool, const json_t *args,
 	const struct mcp_call_cbs *cbs, char **cause)
 {
 	struct mcp_server *sv = &s->sv[i];
+	struct mcp_call *c;
 	json_t *params, *m;
 
 	m = json_is_object(meta) ? json_deep_copy(meta) : json_object();
@@ -89,7 +128,18 @@ mcp_call_tool(struct mcp_set *s, size_t i, const char *tool, const json_t *args,
 		json_is_object(args) ? args : json_object());
 	if (!json_is_object(args))
 		json_object_set_new(params, "arguments", json_object());
-	return mcp_call_start(sv, "tools/call", params, cbs, cause);
+	if (!cbs->ask)
+		return mcp_call_start(sv, "tools/call", params, cbs, cause);
+	if ((c = mcp_call_new(sv, cbs, cause)) == NULL) {
+		json_decref(params);
+		return NULL;
+	}
+	if (mcp_elicit_approval(c, tool, args, params, cause) != 0) {
+		mcp_call_unlink(c);
+		free(c);
+		return NULL;
+	}
+	return c;
 }
 
 struct mcp_call *
@@ -105,15 +155,25 @@ mcp_call_abandon(struct mcp_call *c, const char *reason, const char *error)
 {
 	struct mcp_server *sv = c->sv;
 
+	if (c->held != NULL) { /* not sent: the user was still being asked */
+		mcp_call_finish(c, NULL, error);
+		return;
+	}
 	mcp_conn_forget(sv, c->id);
 	mcp_conn_notify(sv, "notifications/cancelled",
 		json_pack("{s:I, s:s}", "requestId", (json_int_t)c->id, "reason", reason));
 	mcp_call_finish(c, NULL, error);
+	/* what it asked the user is cancelled too (upstream answers `cancel` after) */
+	mcp_elicit_end_all(sv, 1);
 }
 
 void
 mcp_call_cancel(struct mcp_call *c)
 {
+	if (c->res != NULL) {
+		mcp_res_cancel(c);
+		return;
+	}
 	mcp_call_abandon(c, "cancelled", "cancelled");
 }
 

@@ -5,8 +5,8 @@
  * Rules: our ids are integers from 0 (upstream's); a message of the server is one line of at
  * most MCP_LINE_MAX bytes: a longer one is dropped, and when its head names a pending request
  * that request fails (a 50 MB answer is read, never a crash, never a stall of the loop on a
- * line without end). The server's own requests are answered at once: `ping` with {}, an
- * elicitation declined (not forwarded yet), anything else -32601.
+ * line without end). The server's own requests are answered at once: `ping` with {}, anything
+ * else -32601; but elicitation/create is asked of the user (mcp_elicit.c).
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -223,17 +223,32 @@ mcp_conn_answer(struct mcp_server *sv, long long id, json_t *result, int code, c
 	free(rq);
 }
 
-/* A request of the server: answered at once. */
+void
+mcp_conn_reply(struct mcp_server *sv, const json_t *id, json_t *result)
+{
+	json_t *msg = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+	char *cause = NULL;
+
+	if (mcp_conn_send(sv, msg, &cause) != 0) {
+		log_debug("mcp %s: %s", sv->name, cause);
+		free(cause);
+	}
+}
+
+/* A request of the server: answered at once, or its elicitation asked of the user. */
 static void
-mcp_conn_server_request(struct mcp_server *sv, const char *method, json_t *id)
+mcp_conn_server_request(struct mcp_server *sv, const char *method, json_t *id, const json_t *params)
 {
 	json_t *msg = json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", id);
 	char *cause = NULL;
 
+	if (strcmp(method, "elicitation/create") == 0) {
+		json_decref(msg);
+		mcp_elicit_forward(sv, id, params);
+		return;
+	}
 	if (strcmp(method, "ping") == 0)
 		json_object_set_new(msg, "result", json_object());
-	else if (strcmp(method, "elicitation/create") == 0)
-		json_object_set_new(msg, "result", json_pack("{s:s}", "action", "decline"));
 	else
 		json_object_set_new(msg, "error",
 			json_pack("{s:i, s:s}", "code", -32601, "message", "Method not found"));
@@ -268,7 +283,7 @@ mcp_conn_message(struct mcp_server *sv, json_t *m)
 	char *text;
 
 	if (method != NULL && id != NULL)
-		mcp_conn_server_request(sv, method, id);
+		mcp_conn_server_request(sv, method, id, json_object_get(m, "params"));
 	else if (method != NULL)
 		mcp_conn_notification(sv, method, json_object_get(m, "params"));
 	else if (json_is_integer(id) && err != NULL) {
@@ -441,7 +456,7 @@ mcp_conn_done(struct exec_proc *p, void *arg)
 	log_info("%s", why);
 	if (sv->state == MCP_READY)
 		sv->died = 1;
-	mcp_server_failed(sv, why);
+	mcp_server_failed(sv, sv->state == MCP_STARTING ? MCP_FAIL_EXIT : MCP_FAIL_OTHER, why);
 	free(why);
 }
 
@@ -451,6 +466,7 @@ mcp_conn_kill(struct mcp_server *sv, const char *error)
 	struct mcp_req *rq;
 
 	mcp_call_fail_all(sv, error);
+	mcp_elicit_end_all(sv, 0);
 	while ((rq = sv->reqs) != NULL) {
 		sv->reqs = rq->next;
 		free(rq);

@@ -13,6 +13,7 @@
 struct exec_proc;
 struct linebuf;
 struct mcp_parse;
+struct mcp_res;
 struct mcp_server;
 
 #define MCP_LIST_PAGES	1000 /* tools/list pages followed, at most */
@@ -36,11 +37,33 @@ struct mcp_call {
 	long long id; /* the request's id, also its progressToken */
 	struct mcp_call_cbs cbs;
 	ev_timer timeout;
+	struct mcp_res *res; /* a resource operation's handle (mcp_resources.c): no sv */
+	json_t *held;	     /* the tools/call params while the user is asked (mcp_elicit.c) */
+	long long token;     /* that question's */
+};
+
+/* A server's elicitation/create forwarded to the user (mcp_elicit.c). */
+struct mcp_elicit {
+	struct mcp_elicit *next;
+	struct mcp_server *sv;
+	json_t *id; /* the server's request id */
+	long long token;
+};
+
+/* Why a start failed, for upstream's texts when a `required` server fails (mcp_set_error).
+ */
+enum mcp_fail {
+	MCP_FAIL_OTHER,
+	MCP_FAIL_SPAWN,	  /* the program did not start */
+	MCP_FAIL_EXIT,	  /* it exited during the handshake */
+	MCP_FAIL_TIMEOUT, /* startup_timeout_sec passed */
 };
 
 struct mcp_server {
 	struct mcp_set *set;
 	char *name;
+	char *error; /* why it failed last (reported), and how */
+	enum mcp_fail fail;
 	json_t *cfg; /* mcp_config_parse's entry (borrowed from the set) */
 	enum mcp_state state;
 	int died;    /* it exited after being ready: started again at the next turn */
@@ -55,9 +78,10 @@ struct mcp_server {
 	long long next_id;
 	struct mcp_req *reqs;
 	struct mcp_call *calls;
-	json_t *init;  /* the initialize result */
-	json_t *tools; /* Tool[] in effect (filtered) */
-	json_t *acc;   /* pages of the listing under way */
+	struct mcp_elicit *elicits; /* its questions waiting on the user */
+	json_t *init;		    /* the initialize result */
+	json_t *tools;		    /* Tool[] in effect (filtered) */
+	json_t *acc;		    /* pages of the listing under way */
 	int pages;
 	ev_timer startup;
 	double tool_timeout;
@@ -92,7 +116,7 @@ int mcp_parse_start(struct mcp_server *sv, const char *line, size_t len);
 /* The server is going: its parse under way (if any) is dropped when it comes back. */
 void mcp_parse_release(struct mcp_server *sv);
 /* mcp_set.c */
-void mcp_server_failed(struct mcp_server *sv, const char *error);
+void mcp_server_failed(struct mcp_server *sv, enum mcp_fail kind, const char *error);
 void mcp_server_list_tools(struct mcp_server *sv);
 /* mcp_call.c */
 void mcp_call_finish(struct mcp_call *c, const json_t *result, const char *error);
@@ -100,5 +124,22 @@ void mcp_call_finish(struct mcp_call *c, const json_t *result, const char *error
 void mcp_call_error(struct mcp_call *c, int code, const char *error);
 void mcp_call_progress(struct mcp_server *sv, const json_t *params);
 void mcp_call_fail_all(struct mcp_server *sv, const char *error);
+/* mcp_elicit.c */
+/* Ask the user to approve call c (its tools/call params stolen into c->held): 0, or -1 with
+ * *cause (nobody to ask: declined). */
+int mcp_elicit_approval(
+	struct mcp_call *c, const char *tool, const json_t *args, json_t *params, char **cause);
+/* A call waiting on the user ends: its question taken back. */
+void mcp_elicit_withdraw_call(struct mcp_call *c);
+/* The server's elicitation/create: forwarded to the user, or declined at once. */
+void mcp_elicit_forward(struct mcp_server *sv, const json_t *id, const json_t *params);
+/* Its questions end: answered `cancel` (reply) or dropped (the server is going). */
+void mcp_elicit_end_all(struct mcp_server *sv, int reply);
+/* mcp_call.c: the approved call goes to the server now. */
+void mcp_call_send(struct mcp_call *c);
+/* mcp_conn.c: answer a request of the server (result stolen). */
+void mcp_conn_reply(struct mcp_server *sv, const json_t *id, json_t *result);
+/* mcp_resources.c: cancel a resource operation (c->res) */
+void mcp_res_cancel(struct mcp_call *c);
 
 #endif

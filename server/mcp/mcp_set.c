@@ -121,6 +121,7 @@ mcp_set_free(struct mcp_set *s)
 		json_decref(sv->init);
 		json_decref(sv->tools);
 		json_decref(sv->cfg);
+		free(sv->error);
 		free(sv->name);
 	}
 	free(s->sv);
@@ -129,10 +130,15 @@ mcp_set_free(struct mcp_set *s)
 }
 
 void
-mcp_server_failed(struct mcp_server *sv, const char *error)
+mcp_server_failed(struct mcp_server *sv, enum mcp_fail kind, const char *error)
 {
 	int report = sv->state == MCP_STARTING || sv->state == MCP_READY;
 
+	if (report) {
+		free(sv->error);
+		sv->error = xstrdup(error);
+		sv->fail = kind;
+	}
 	mcp_conn_kill(sv, error);
 	mcp_server_reset(sv);
 	sv->state = MCP_FAILED;
@@ -154,7 +160,7 @@ mcp_startup_cb(struct ev_loop *loop, ev_timer *w, int revents)
 			"`startup_timeout_sec` in your config.toml:\n[mcp_servers.%s]\n"
 			"startup_timeout_sec = XX",
 		sv->name, secs, sv->name);
-	mcp_server_failed(sv, why);
+	mcp_server_failed(sv, MCP_FAIL_TIMEOUT, why);
 	free(why);
 }
 
@@ -182,7 +188,7 @@ mcp_list_page(struct mcp_server *sv, const char *cursor)
 	json_t *params = cursor != NULL ? json_pack("{s:s}", "cursor", cursor) : json_object();
 
 	if (mcp_conn_request(sv, "tools/list", params, mcp_list_answer, NULL, NULL, &cause) != 0) {
-		mcp_server_failed(sv, cause);
+		mcp_server_failed(sv, MCP_FAIL_OTHER, cause);
 		free(cause);
 	}
 }
@@ -210,7 +216,7 @@ mcp_list_answer(struct mcp_server *sv, json_t *result, const char *error)
 	if (error != NULL || !json_is_array(json_object_get(result, "tools"))) {
 		why = xasprintf("MCP server `%s`: tools/list failed: %s", sv->name,
 			error != NULL ? error : "no tools in the answer");
-		mcp_server_failed(sv, why);
+		mcp_server_failed(sv, MCP_FAIL_OTHER, why);
 		free(why);
 		return;
 	}
@@ -247,7 +253,7 @@ mcp_init_answer(struct mcp_server *sv, json_t *result, const char *error)
 	if (error != NULL || !json_is_object(result)) {
 		why = xasprintf("MCP server `%s`: initialize failed: %s", sv->name,
 			error != NULL ? error : "no result");
-		mcp_server_failed(sv, why);
+		mcp_server_failed(sv, MCP_FAIL_OTHER, why);
 		free(why);
 		return;
 	}
@@ -266,15 +272,17 @@ mcp_server_start(struct mcp_server *sv)
 
 	sv->died = 0;
 	sv->next_id = 0;
+	sv->fail = MCP_FAIL_OTHER;
 	sv->state = MCP_STARTING;
 	mcp_status(sv, NULL);
 	if (json_object_get(sv->cfg, "command") == NULL) {
 		/* streamable HTTP: parsed and kept, its transport is not built yet */
-		mcp_server_failed(sv, "MCP over streamable HTTP is not supported yet");
+		mcp_server_failed(
+			sv, MCP_FAIL_OTHER, "MCP over streamable HTTP is not supported yet");
 		return;
 	}
 	if (mcp_conn_spawn(sv, &cause) != 0) {
-		mcp_server_failed(sv, cause);
+		mcp_server_failed(sv, MCP_FAIL_SPAWN, cause);
 		free(cause);
 		return;
 	}
@@ -285,7 +293,7 @@ mcp_server_start(struct mcp_server *sv)
 		MCP_PROTOCOL_VERSION, "capabilities", "elicitation", "form", "url", "clientInfo",
 		"name", "codex-mcp-client", "title", "Codex", "version", "0.169.0");
 	if (mcp_conn_request(sv, "initialize", params, mcp_init_answer, NULL, NULL, &cause) != 0) {
-		mcp_server_failed(sv, cause);
+		mcp_server_failed(sv, MCP_FAIL_OTHER, cause);
 		free(cause);
 	}
 }
@@ -356,6 +364,58 @@ const json_t *
 mcp_set_config(const struct mcp_set *s, size_t i)
 {
 	return s->sv[i].cfg;
+}
+
+void
+mcp_set_owner(struct mcp_set *s, const struct mcp_set_opts *o)
+{
+	s->o.status = o->status;
+	s->o.ask = o->ask;
+	s->o.withdraw = o->withdraw;
+	s->o.arg = o->arg;
+}
+
+const char *
+mcp_set_last_error(const struct mcp_set *s, size_t i)
+{
+	return s->sv[i].state == MCP_FAILED ? s->sv[i].error : NULL;
+}
+
+/* A Duration as Rust's Debug prints it (1s, 2.5s, 500ms): upstream's timeout text. */
+static char *
+mcp_duration(double secs)
+{
+	return secs >= 1. ? xasprintf("%gs", secs) : xasprintf("%gms", secs * 1e3);
+}
+
+char *
+mcp_set_error(const struct mcp_set *s, size_t i)
+{
+	const struct mcp_server *sv = &s->sv[i];
+	const char *e = sv->error != NULL ? sv->error : "failed";
+	char *d, *out;
+
+	if (sv->state != MCP_FAILED)
+		return NULL;
+	switch (sv->fail) {
+	case MCP_FAIL_EXIT:
+		return xstrdup("handshaking with MCP server failed: connection closed: initialize "
+			       "response: connection closed: initialize response");
+	case MCP_FAIL_TIMEOUT:
+		d = mcp_duration(
+			json_number_value(json_object_get(sv->cfg, "startup_timeout_sec")));
+		out = xasprintf(
+			"timed out handshaking with MCP server after %s: deadline has elapsed", d);
+		free(d);
+		return out;
+	case MCP_FAIL_SPAWN:
+		/* upstream says the OS error alone */
+		if (strncmp(e, "failed to spawn command: ", 25) == 0)
+			e += 25;
+		return xstrdup(e);
+	default:
+		return xstrdup(e);
+	}
 }
 
 int

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mcp.h"
+#include "mcp_resources.h"
 #include "mcp_tools.h"
 #include "protocol/xmalloc.h"
 
@@ -140,6 +141,7 @@ mcp_tools_function(const json_t *tool, const char *name, int chat)
 void
 mcp_tools_append(json_t *tools, const struct mcp_set *s, int chat)
 {
+	mcp_resources_specs(tools, s, chat); /* among the built-ins, where upstream puts them */
 	for (size_t i = 0; i < mcp_set_count(s); i++) {
 		const json_t *list = mcp_set_tools(s, i);
 		size_t n = json_array_size(list), j;

@@ -17,7 +17,8 @@ struct mcp_set;
 
 #define MCP_TOOL_NAME_MAX 64
 
-/* Append the tools of the set's ready servers to tools (chat: the Chat wire's form). */
+/* Append the tools of the set's ready servers to tools (chat: the Chat wire's form), and
+ * insert the resource tools among the built-ins (mcp_resources.h). */
 void mcp_tools_append(json_t *tools, const struct mcp_set *s, int chat);
 /*
  * The server and tool a model's call names (ns: its namespace, or NULL): the server's index

@@ -1221,12 +1221,16 @@ class ThreadItemVariant1(TypedDict, total=False):
     content: Required[List["UserInput"]]
     id: Required[str]
     type: Required[Literal["userMessage"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant2(TypedDict, total=False):
     fragments: Required[List["HookPromptFragment"]]
     id: Required[str]
     type: Required[Literal["hookPrompt"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant3(TypedDict, total=False):
@@ -1238,6 +1242,8 @@ class ThreadItemVariant3(TypedDict, total=False):
     questions: JsonValue
     text: Required[str]
     type: Required[Literal["agentMessage"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant4(TypedDict, total=False):
@@ -1246,12 +1252,16 @@ class ThreadItemVariant4(TypedDict, total=False):
     namespace: JsonValue
     output: Required["FunctionCallOutputBody"]
     type: Required[Literal["functionCallOutput"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant5(TypedDict, total=False):
     id: Required[str]
     text: Required[str]
     type: Required[Literal["plan"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant6(TypedDict, total=False):
@@ -1259,6 +1269,8 @@ class ThreadItemVariant6(TypedDict, total=False):
     id: Required[str]
     summary: List[str]
     type: Required[Literal["reasoning"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant7(TypedDict, total=False):
@@ -1275,6 +1287,8 @@ class ThreadItemVariant7(TypedDict, total=False):
     source: JsonValue
     status: Required["CommandExecutionStatus"]
     type: Required[Literal["commandExecution"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant8(TypedDict, total=False):
@@ -1282,6 +1296,8 @@ class ThreadItemVariant8(TypedDict, total=False):
     id: Required[str]
     status: Required["PatchApplyStatus"]
     type: Required[Literal["fileChange"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant9(TypedDict, total=False):
@@ -1299,6 +1315,8 @@ class ThreadItemVariant9(TypedDict, total=False):
     status: Required["McpToolCallStatus"]
     tool: Required[str]
     type: Required[Literal["mcpToolCall"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant10(TypedDict, total=False):
@@ -1311,6 +1329,8 @@ class ThreadItemVariant10(TypedDict, total=False):
     success: JsonValue
     tool: Required[str]
     type: Required[Literal["dynamicToolCall"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant11(TypedDict, total=False):
@@ -1324,6 +1344,8 @@ class ThreadItemVariant11(TypedDict, total=False):
     status: Required[JsonValue]
     tool: Required[JsonValue]
     type: Required[Literal["collabAgentToolCall"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant12(TypedDict, total=False):
@@ -1334,6 +1356,8 @@ class ThreadItemVariant12(TypedDict, total=False):
     model: JsonValue
     reasoningEffort: Union["ReasoningEffort", None]
     type: Required[Literal["subAgentActivity"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant13(TypedDict, total=False):
@@ -1342,18 +1366,24 @@ class ThreadItemVariant13(TypedDict, total=False):
     query: Required[str]
     results: JsonValue
     type: Required[Literal["webSearch"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant14(TypedDict, total=False):
     id: Required[str]
     path: Required["LegacyAppPathString"]
     type: Required[Literal["imageView"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant15(TypedDict, total=False):
     durationMs: Required[int]
     id: Required[str]
     type: Required[Literal["sleep"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant16FileId(TypedDict, total=False):
@@ -1368,17 +1398,23 @@ class ThreadItemVariant17(TypedDict, total=False):
     id: Required[str]
     review: Required[str]
     type: Required[Literal["enteredReviewMode"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant18(TypedDict, total=False):
     id: Required[str]
     review: Required[str]
     type: Required[Literal["exitedReviewMode"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 class ThreadItemVariant19(TypedDict, total=False):
     id: Required[str]
     type: Required[Literal["contextCompaction"]]
+    completedAtMs: JsonValue
+    startedAtMs: JsonValue
 
 
 ThreadItem: TypeAlias = Union["ThreadItemVariant1", "ThreadItemVariant2", "ThreadItemVariant3", "ThreadItemVariant4", "ThreadItemVariant5", "ThreadItemVariant6", "ThreadItemVariant7", "ThreadItemVariant8", "ThreadItemVariant9", "ThreadItemVariant10", "ThreadItemVariant11", "ThreadItemVariant12", "ThreadItemVariant13", "ThreadItemVariant14", "ThreadItemVariant15", Union["ThreadItemVariant16FileId", "ThreadItemVariant16Result"], "ThreadItemVariant17", "ThreadItemVariant18", "ThreadItemVariant19"]
@@ -3218,6 +3254,208 @@ HookRunStatus: TypeAlias = Literal["running", "completed", "failed", "blocked", 
 HookOutputEntryKind: TypeAlias = Literal["warning", "stop", "feedback", "context", "error"]
 
 
+McpElicitationArrayType: TypeAlias = Literal["array"]
+
+
+class McpElicitationBooleanSchema(TypedDict, total=False):
+    default: JsonValue
+    description: JsonValue
+    title: JsonValue
+    type: Required["McpElicitationBooleanType"]
+
+
+
+
+McpElicitationBooleanType: TypeAlias = Literal["boolean"]
+
+
+class McpElicitationConstOption(TypedDict, total=False):
+    const: Required[str]
+    title: Required[str]
+
+
+
+
+McpElicitationEnumSchema: TypeAlias = Union["McpElicitationSingleSelectEnumSchema", "McpElicitationMultiSelectEnumSchema", "McpElicitationLegacyTitledEnumSchema"]
+
+
+class McpElicitationLegacyTitledEnumSchema(TypedDict, total=False):
+    default: JsonValue
+    description: JsonValue
+    enum: Required[List[str]]
+    enumNames: JsonValue
+    title: JsonValue
+    type: Required["McpElicitationStringType"]
+
+
+
+
+McpElicitationMultiSelectEnumSchema: TypeAlias = Union["McpElicitationUntitledMultiSelectEnumSchema", "McpElicitationTitledMultiSelectEnumSchema"]
+
+
+class McpElicitationNumberSchema(TypedDict, total=False):
+    default: JsonValue
+    description: JsonValue
+    maximum: JsonValue
+    minimum: JsonValue
+    title: JsonValue
+    type: Required["McpElicitationNumberType"]
+
+
+
+
+McpElicitationNumberType: TypeAlias = Literal["number", "integer"]
+
+
+McpElicitationObjectType: TypeAlias = Literal["object"]
+
+
+McpElicitationPrimitiveSchema: TypeAlias = Union["McpElicitationEnumSchema", "McpElicitationStringSchema", "McpElicitationNumberSchema", "McpElicitationBooleanSchema"]
+
+
+McpElicitationSchema = TypedDict("McpElicitationSchema", {
+    "$schema": JsonValue,
+    "properties": Required[Dict[str, "McpElicitationPrimitiveSchema"]],
+    "required": JsonValue,
+    "type": Required["McpElicitationObjectType"],
+}, total=False)
+
+
+
+
+McpElicitationSingleSelectEnumSchema: TypeAlias = Union["McpElicitationUntitledSingleSelectEnumSchema", "McpElicitationTitledSingleSelectEnumSchema"]
+
+
+McpElicitationStringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"]
+
+
+class McpElicitationStringSchema(TypedDict, total=False):
+    default: JsonValue
+    description: JsonValue
+    format: Union["McpElicitationStringFormat", None]
+    maxLength: JsonValue
+    minLength: JsonValue
+    title: JsonValue
+    type: Required["McpElicitationStringType"]
+
+
+
+
+McpElicitationStringType: TypeAlias = Literal["string"]
+
+
+class McpElicitationTitledEnumItems(TypedDict, total=False):
+    anyOf: Required[List["McpElicitationConstOption"]]
+
+
+
+
+class McpElicitationTitledMultiSelectEnumSchema(TypedDict, total=False):
+    default: JsonValue
+    description: JsonValue
+    items: Required["McpElicitationTitledEnumItems"]
+    maxItems: JsonValue
+    minItems: JsonValue
+    title: JsonValue
+    type: Required["McpElicitationArrayType"]
+
+
+
+
+class McpElicitationTitledSingleSelectEnumSchema(TypedDict, total=False):
+    default: JsonValue
+    description: JsonValue
+    oneOf: Required[List["McpElicitationConstOption"]]
+    title: JsonValue
+    type: Required["McpElicitationStringType"]
+
+
+
+
+class McpElicitationUntitledEnumItems(TypedDict, total=False):
+    enum: Required[List[str]]
+    type: Required["McpElicitationStringType"]
+
+
+
+
+class McpElicitationUntitledMultiSelectEnumSchema(TypedDict, total=False):
+    default: JsonValue
+    description: JsonValue
+    items: Required["McpElicitationUntitledEnumItems"]
+    maxItems: JsonValue
+    minItems: JsonValue
+    title: JsonValue
+    type: Required["McpElicitationArrayType"]
+
+
+
+
+class McpElicitationUntitledSingleSelectEnumSchema(TypedDict, total=False):
+    default: JsonValue
+    description: JsonValue
+    enum: Required[List[str]]
+    title: JsonValue
+    type: Required["McpElicitationStringType"]
+
+
+
+
+McpServerElicitationAction: TypeAlias = Literal["accept", "decline", "cancel"]
+
+
+class McpServerElicitationRequestParamsVariant1(TypedDict, total=False):
+    _meta: JsonValue
+    message: Required[str]
+    mode: Required[Literal["form"]]
+    requestedSchema: Required["McpElicitationSchema"]
+    serverName: Required[str]
+    threadId: Required[str]
+    turnId: JsonValue
+
+
+class McpServerElicitationRequestParamsVariant2(TypedDict, total=False):
+    _meta: JsonValue
+    message: Required[str]
+    mode: Required[Literal["openai/form"]]
+    requestedSchema: Required[JsonValue]
+    serverName: Required[str]
+    threadId: Required[str]
+    turnId: JsonValue
+
+
+class McpServerElicitationRequestParamsVariant3(TypedDict, total=False):
+    _meta: JsonValue
+    message: Required[str]
+    mode: Required[Literal["openaiForm"]]
+    requestedSchema: Required[JsonValue]
+    serverName: Required[str]
+    threadId: Required[str]
+    turnId: JsonValue
+
+
+class McpServerElicitationRequestParamsVariant4(TypedDict, total=False):
+    _meta: JsonValue
+    elicitationId: Required[str]
+    message: Required[str]
+    mode: Required[Literal["url"]]
+    url: Required[str]
+    serverName: Required[str]
+    threadId: Required[str]
+    turnId: JsonValue
+
+
+McpServerElicitationRequestParams: TypeAlias = Union["McpServerElicitationRequestParamsVariant1", "McpServerElicitationRequestParamsVariant2", "McpServerElicitationRequestParamsVariant3", "McpServerElicitationRequestParamsVariant4"]
+
+
+class McpServerElicitationRequestResponse(TypedDict, total=False):
+    _meta: JsonValue
+    action: Required["McpServerElicitationAction"]
+    content: JsonValue
+
+
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -3340,6 +3578,7 @@ SERVER_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "item/fileChange/requestApproval": ("FileChangeRequestApprovalParams", "FileChangeRequestApprovalResponse"),
     "account/chatgptAuthTokens/refresh": ("ChatgptAuthTokensRefreshParams", "ChatgptAuthTokensRefreshResponse"),
     "item/tool/requestUserInput": ("ToolRequestUserInputParams", "ToolRequestUserInputResponse"),
+    "mcpServer/elicitation/request": ("McpServerElicitationRequestParams", "McpServerElicitationRequestResponse"),
 }
 
 

@@ -1409,25 +1409,25 @@ export type ThreadDeletedNotification = {
 };
 
 export type ThreadItem =
-  | { clientId?: JsonValue; content: Array<UserInput>; id: string; type: "userMessage" }
-  | { fragments: Array<HookPromptFragment>; id: string; type: "hookPrompt" }
-  | { delivery?: AgentMessageDelivery | null; id: string; memoryCitation?: MemoryCitation | null; moderation?: AgentMessageModeration | null; phase?: MessagePhase | null; questions?: JsonValue; text: string; type: "agentMessage" }
-  | { id: string; name: string; namespace?: JsonValue; output: FunctionCallOutputBody; type: "functionCallOutput" }
-  | { id: string; text: string; type: "plan" }
-  | { content?: Array<string>; id: string; summary?: Array<string>; type: "reasoning" }
-  | { aggregatedOutput?: JsonValue; command: string; commandActions: Array<CommandAction>; cwd: JsonValue; durationMs?: JsonValue; exitCode?: JsonValue; id: string; pluginId?: JsonValue; processId?: JsonValue; scriptPath?: JsonValue; source?: JsonValue; status: CommandExecutionStatus; type: "commandExecution" }
-  | { changes: Array<FileUpdateChange>; id: string; status: PatchApplyStatus; type: "fileChange" }
-  | { appContext?: McpToolCallAppContext | null; arguments: JsonValue; durationMs?: JsonValue; error?: McpToolCallError | null; id: string; mcpAppResourceUri?: JsonValue; mcpAppUi?: McpAppUi | null; pluginId?: JsonValue; readOnlyHint?: JsonValue; result?: McpToolCallResult | null; server: string; status: McpToolCallStatus; tool: string; type: "mcpToolCall" }
-  | { arguments: JsonValue; contentItems?: JsonValue; durationMs?: JsonValue; id: string; namespace?: JsonValue; status: DynamicToolCallStatus; success?: JsonValue; tool: string; type: "dynamicToolCall" }
-  | { agentsStates: { [key in string]?: CollabAgentState }; id: string; model?: JsonValue; prompt?: JsonValue; reasoningEffort?: ReasoningEffort | null; receiverThreadIds: Array<string>; senderThreadId: string; status: JsonValue; tool: JsonValue; type: "collabAgentToolCall" }
-  | { agentPath: string; agentThreadId: string; id: string; kind: SubAgentActivityKind; model?: JsonValue; reasoningEffort?: ReasoningEffort | null; type: "subAgentActivity" }
-  | { action?: WebSearchAction | null; id: string; query: string; results?: JsonValue; type: "webSearch" }
-  | { id: string; path: LegacyAppPathString; type: "imageView" }
-  | { durationMs: number; id: string; type: "sleep" }
+  | { clientId?: JsonValue; content: Array<UserInput>; id: string; type: "userMessage"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
+  | { fragments: Array<HookPromptFragment>; id: string; type: "hookPrompt"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
+  | { delivery?: AgentMessageDelivery | null; id: string; memoryCitation?: MemoryCitation | null; moderation?: AgentMessageModeration | null; phase?: MessagePhase | null; questions?: JsonValue; text: string; type: "agentMessage"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
+  | { id: string; name: string; namespace?: JsonValue; output: FunctionCallOutputBody; type: "functionCallOutput"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
+  | { id: string; text: string; type: "plan"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
+  | { content?: Array<string>; id: string; summary?: Array<string>; type: "reasoning"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
+  | { aggregatedOutput?: JsonValue; command: string; commandActions: Array<CommandAction>; cwd: JsonValue; durationMs?: JsonValue; exitCode?: JsonValue; id: string; pluginId?: JsonValue; processId?: JsonValue; scriptPath?: JsonValue; source?: JsonValue; status: CommandExecutionStatus; type: "commandExecution"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
+  | { changes: Array<FileUpdateChange>; id: string; status: PatchApplyStatus; type: "fileChange"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
+  | { appContext?: McpToolCallAppContext | null; arguments: JsonValue; durationMs?: JsonValue; error?: McpToolCallError | null; id: string; mcpAppResourceUri?: JsonValue; mcpAppUi?: McpAppUi | null; pluginId?: JsonValue; readOnlyHint?: JsonValue; result?: McpToolCallResult | null; server: string; status: McpToolCallStatus; tool: string; type: "mcpToolCall"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
+  | { arguments: JsonValue; contentItems?: JsonValue; durationMs?: JsonValue; id: string; namespace?: JsonValue; status: DynamicToolCallStatus; success?: JsonValue; tool: string; type: "dynamicToolCall"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
+  | { agentsStates: { [key in string]?: CollabAgentState }; id: string; model?: JsonValue; prompt?: JsonValue; reasoningEffort?: ReasoningEffort | null; receiverThreadIds: Array<string>; senderThreadId: string; status: JsonValue; tool: JsonValue; type: "collabAgentToolCall"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
+  | { agentPath: string; agentThreadId: string; id: string; kind: SubAgentActivityKind; model?: JsonValue; reasoningEffort?: ReasoningEffort | null; type: "subAgentActivity"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
+  | { action?: WebSearchAction | null; id: string; query: string; results?: JsonValue; type: "webSearch"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
+  | { id: string; path: LegacyAppPathString; type: "imageView"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
+  | { durationMs: number; id: string; type: "sleep"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
   | { fileId: string } | { result: string }
-  | { id: string; review: string; type: "enteredReviewMode" }
-  | { id: string; review: string; type: "exitedReviewMode" }
-  | { id: string; type: "contextCompaction" };
+  | { id: string; review: string; type: "enteredReviewMode"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
+  | { id: string; review: string; type: "exitedReviewMode"; completedAtMs?: JsonValue; startedAtMs?: JsonValue }
+  | { id: string; type: "contextCompaction"; completedAtMs?: JsonValue; startedAtMs?: JsonValue };
 
 export type UserInput =
   | { text: string; text_elements?: Array<TextElement>; type: "text" }
@@ -3238,6 +3238,60 @@ export type HookRunStatus = "running" | "completed" | "failed" | "blocked" | "st
 
 export type HookOutputEntryKind = "warning" | "stop" | "feedback" | "context" | "error";
 
+export type McpElicitationArrayType = "array";
+
+export type McpElicitationBooleanSchema = { default?: JsonValue; description?: JsonValue; title?: JsonValue; type: McpElicitationBooleanType };
+
+export type McpElicitationBooleanType = "boolean";
+
+export type McpElicitationConstOption = { const: string; title: string };
+
+export type McpElicitationEnumSchema = McpElicitationSingleSelectEnumSchema | McpElicitationMultiSelectEnumSchema | McpElicitationLegacyTitledEnumSchema;
+
+export type McpElicitationLegacyTitledEnumSchema = { default?: JsonValue; description?: JsonValue; enum: Array<string>; enumNames?: JsonValue; title?: JsonValue; type: McpElicitationStringType };
+
+export type McpElicitationMultiSelectEnumSchema = McpElicitationUntitledMultiSelectEnumSchema | McpElicitationTitledMultiSelectEnumSchema;
+
+export type McpElicitationNumberSchema = { default?: JsonValue; description?: JsonValue; maximum?: JsonValue; minimum?: JsonValue; title?: JsonValue; type: McpElicitationNumberType };
+
+export type McpElicitationNumberType = "number" | "integer";
+
+export type McpElicitationObjectType = "object";
+
+export type McpElicitationPrimitiveSchema = McpElicitationEnumSchema | McpElicitationStringSchema | McpElicitationNumberSchema | McpElicitationBooleanSchema;
+
+export type McpElicitationSchema = { $schema?: JsonValue; properties: { [key in string]?: McpElicitationPrimitiveSchema }; required?: JsonValue; type: McpElicitationObjectType };
+
+export type McpElicitationSingleSelectEnumSchema = McpElicitationUntitledSingleSelectEnumSchema | McpElicitationTitledSingleSelectEnumSchema;
+
+export type McpElicitationStringFormat = "email" | "uri" | "date" | "date-time";
+
+export type McpElicitationStringSchema = { default?: JsonValue; description?: JsonValue; format?: McpElicitationStringFormat | null; maxLength?: JsonValue; minLength?: JsonValue; title?: JsonValue; type: McpElicitationStringType };
+
+export type McpElicitationStringType = "string";
+
+export type McpElicitationTitledEnumItems = { anyOf: Array<McpElicitationConstOption> };
+
+export type McpElicitationTitledMultiSelectEnumSchema = { default?: JsonValue; description?: JsonValue; items: McpElicitationTitledEnumItems; maxItems?: JsonValue; minItems?: JsonValue; title?: JsonValue; type: McpElicitationArrayType };
+
+export type McpElicitationTitledSingleSelectEnumSchema = { default?: JsonValue; description?: JsonValue; oneOf: Array<McpElicitationConstOption>; title?: JsonValue; type: McpElicitationStringType };
+
+export type McpElicitationUntitledEnumItems = { enum: Array<string>; type: McpElicitationStringType };
+
+export type McpElicitationUntitledMultiSelectEnumSchema = { default?: JsonValue; description?: JsonValue; items: McpElicitationUntitledEnumItems; maxItems?: JsonValue; minItems?: JsonValue; title?: JsonValue; type: McpElicitationArrayType };
+
+export type McpElicitationUntitledSingleSelectEnumSchema = { default?: JsonValue; description?: JsonValue; enum: Array<string>; title?: JsonValue; type: McpElicitationStringType };
+
+export type McpServerElicitationAction = "accept" | "decline" | "cancel";
+
+export type McpServerElicitationRequestParams =
+  | { _meta?: JsonValue; message: string; mode: "form"; requestedSchema: McpElicitationSchema; serverName: string; threadId: string; turnId?: JsonValue }
+  | { _meta?: JsonValue; message: string; mode: "openai/form"; requestedSchema: JsonValue; serverName: string; threadId: string; turnId?: JsonValue }
+  | { _meta?: JsonValue; message: string; mode: "openaiForm"; requestedSchema: JsonValue; serverName: string; threadId: string; turnId?: JsonValue }
+  | { _meta?: JsonValue; elicitationId: string; message: string; mode: "url"; url: string; serverName: string; threadId: string; turnId?: JsonValue };
+
+export type McpServerElicitationRequestResponse = { _meta?: JsonValue; action: McpServerElicitationAction; content?: JsonValue };
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -3355,7 +3409,8 @@ export type ServerRequest =
   | { method: "item/commandExecution/requestApproval"; id: RequestId; params: CommandExecutionRequestApprovalParams }
   | { method: "item/fileChange/requestApproval"; id: RequestId; params: FileChangeRequestApprovalParams }
   | { method: "account/chatgptAuthTokens/refresh"; id: RequestId; params: ChatgptAuthTokensRefreshParams }
-  | { method: "item/tool/requestUserInput"; id: RequestId; params: ToolRequestUserInputParams };
+  | { method: "item/tool/requestUserInput"; id: RequestId; params: ToolRequestUserInputParams }
+  | { method: "mcpServer/elicitation/request"; id: RequestId; params: McpServerElicitationRequestParams };
 
 /** Client-to-server requests by method: params and result types. */
 export interface ClientRequestMap {
@@ -3701,5 +3756,9 @@ export interface ServerRequestMap {
    * request_user_input in Plan mode: the model's questions for the user.
    */
   "item/tool/requestUserInput": { params: ToolRequestUserInputParams; result: ToolRequestUserInputResponse };
+  /**
+   * An MCP tool's approval, or an MCP server's elicitation, asked of the user.
+   */
+  "mcpServer/elicitation/request": { params: McpServerElicitationRequestParams; result: McpServerElicitationRequestResponse };
 }
 

@@ -3,9 +3,11 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mcp_output.h"
 #include "tool_output.h"
+#include "mcp/mcp.h"
 #include "protocol/xmalloc.h"
 
 /* A text part for the model, cut to the budget. */
@@ -19,6 +21,17 @@ mcp_output_text(const char *s, size_t len)
 
 	free(cut);
 	return part;
+}
+
+const char mcp_output_ask[] = "ask";
+
+double
+mcp_output_since(const struct timespec *start)
+{
+	struct timespec end;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	return (double)(end.tv_sec - start->tv_sec) + (double)(end.tv_nsec - start->tv_nsec) / 1e9;
 }
 
 static char *
@@ -119,8 +132,9 @@ mcp_output_complete(json_t *item, const json_t *result, const char *error, long 
 char *
 mcp_output_error(const json_t *item, const char *error)
 {
-	if (error == NULL || strcmp(error, "cancelled") == 0)
-		return NULL;
+	if (error == NULL || strcmp(error, "cancelled") == 0 || strcmp(error, MCP_REJECTED) == 0 ||
+		strcmp(error, MCP_USER_CANCELLED) == 0)
+		return NULL; /* upstream says these as they are */
 	return xasprintf("tool call error: tool call failed for `%s/%s`\n\nCaused by:\n    %s",
 		json_string_value(json_object_get(item, "server")),
 		json_string_value(json_object_get(item, "tool")), error);

@@ -15,19 +15,26 @@
 
 #include <jansson.h>
 
+struct timespec;
+
 #define MCP_OUTPUT_MODEL_TOKENS 2991	/* text kept for the model: 5982 head + 5982 tail bytes */
 #define MCP_OUTPUT_ITEM_BYTES	1048516 /* a text kept in the item (recorded: 1 MiB - 60) */
 #define MCP_OUTPUT_TRUNCATED	"Truncated tool output:\n"
 
+/* Seconds since start (CLOCK_MONOTONIC): the wall time the model is told. */
+double mcp_output_since(const struct timespec *start);
+
 #define MCP_OUTPUT_NEVER "MCP tool call requires approval, but approval policy is never"
-#define MCP_OUTPUT_ASK	 "MCP tool call requires approval, and asking for it is not supported yet"
+/* A sentinel (compared by address): the user is asked (mcp/mcp_elicit.c). */
+extern const char mcp_output_ask[];
+#define MCP_OUTPUT_ASK mcp_output_ask
 
 /*
  * Whether a tool (an MCP Tool) may run without asking, as upstream decides: annotated
  * readOnlyHint (unless its server's config says `tools.<tool>.approval_mode = "prompt"`), or
  * configured "approve": NULL. Else it needs an approval: under the approval policy "never"
- * upstream's failure (static text); asking the client (mcpServer/elicitation/request) is not
- * built yet, so otherwise a failure that says so.
+ * upstream's failure (static text); otherwise MCP_OUTPUT_ASK: the user approves it first
+ * (mcpServer/elicitation/request, mcp/mcp_elicit.c).
  */
 const char *mcp_output_approval(const json_t *cfg, const json_t *tool, const json_t *policy);
 /* A started mcpToolCall item (new reference), as upstream's (arguments borrowed). */

@@ -69,6 +69,46 @@ mcp_api_status_cb(void *arg, const char *server, enum mcp_state st, const char *
 			"status", mcp_state_name(st), "error", error, "failureReason"));
 }
 
+/* Server requests and MCP answers are the same three outcomes, in the same order. */
+_Static_assert((int)RPC_CALL_RESULT == (int)MCP_ANSWER_RESULT &&
+		(int)RPC_CALL_ERROR == (int)MCP_ANSWER_ERROR &&
+		(int)RPC_CALL_CANCELLED == (int)MCP_ANSWER_GONE,
+	"rpc_call_status and mcp_answer differ");
+
+/* Whether the approval policy lets a server's elicitation reach the user (upstream declines
+ * them under never; granular with mcp_elicitations false too). */
+static int
+mcp_api_may_ask(const json_t *policy)
+{
+	const json_t *g = json_object_get(policy, "granular");
+
+	if (json_is_string(policy))
+		return strcmp(json_string_value(policy), "never") != 0;
+	return !json_is_false(json_object_get(g, "mcp_elicitations"));
+}
+
+/* A question of the thread's servers (mcp/mcp.h): an mcpServer/elicitation/request of its
+ * running turn; nobody to ask without one. */
+static int
+mcp_api_ask(void *arg, json_t *params, mcp_answer_cb answer, void *ctx, long long *token)
+{
+	struct turn_thread *tt = arg;
+	int tool = json_object_get(json_object_get(params, "_meta"), "codex_approval_kind") != NULL;
+
+	if (!turn_api_running(tt->s, tt->id) || (!tool && !mcp_api_may_ask(tt->approval_policy))) {
+		json_decref(params);
+		return -1;
+	}
+	*token = turn_sink_ask(tt, "mcpServer/elicitation/request", params, answer, ctx);
+	return 0;
+}
+
+static void
+mcp_api_withdraw(void *arg, long long token)
+{
+	turn_sink_withdraw(arg, token);
+}
+
 /*
  * What a loaded thread's servers came from: its opening request's cwd and config (kept to
  * compute them again after config/mcpServer/reload), and whether a reload is pending.
@@ -95,8 +135,7 @@ mcp_api_thread_find(struct session *s, const char *id)
 	return NULL;
 }
 
-/* The servers of cfg and params, parsed (new reference; an empty object when broken). */
-static json_t *
+json_t *
 mcp_api_parsed(const char *thread_id, const struct config *cfg, const json_t *params)
 {
 	json_t *servers = mcp_api_servers(cfg, params), *parsed = NULL;
@@ -111,19 +150,38 @@ mcp_api_parsed(const char *thread_id, const struct config *cfg, const json_t *pa
 	return parsed;
 }
 
-/* Give tt the servers of parsed (none when empty), started now. */
+/* Give tt the servers of parsed (none when empty), started now, or those a thread/start
+ * waiting for its required servers started (mcp_required.c): their states told from the
+ * start, after the answer, as upstream. */
 static void
 mcp_api_attach(struct session *s, struct turn_thread *tt, const json_t *parsed)
 {
 	struct mcp_set_opts o = {0};
+	struct mcp_set *set = mcp_api_adopt();
 
+	o.status = mcp_api_status_cb;
+	o.ask = mcp_api_ask;
+	o.withdraw = mcp_api_withdraw;
+	o.arg = tt;
+	if (set != NULL) {
+		tt->mcp = set;
+		mcp_set_owner(set, &o);
+		agent_set_mcp(tt->agent, set);
+		for (size_t i = 0; i < mcp_set_count(set); i++)
+			if (json_is_true(json_object_get(mcp_set_config(set, i), "enabled")))
+				mcp_api_status_cb(tt, mcp_set_name(set, i), MCP_STARTING, NULL);
+		for (size_t i = 0; i < mcp_set_count(set); i++)
+			if (json_is_true(json_object_get(mcp_set_config(set, i), "enabled")) &&
+				mcp_set_state(set, i) != MCP_STARTING)
+				mcp_api_status_cb(tt, mcp_set_name(set, i), mcp_set_state(set, i),
+					mcp_set_last_error(set, i));
+		return;
+	}
 	if (json_object_size(parsed) == 0)
 		return;
 	o.loop = s->loop;
 	o.q = s->engine_q; /* the thread may outlive this connection */
 	o.cwd = tt->cwd;
-	o.status = mcp_api_status_cb;
-	o.arg = tt;
 	tt->mcp = mcp_set_new(&o, parsed);
 	agent_set_mcp(tt->agent, tt->mcp);
 	mcp_set_start(tt->mcp);
@@ -195,6 +253,7 @@ void
 mcp_api_session_end(struct session *s)
 {
 	mcp_api_session_free(s);
+	mcp_api_gates_free(s);
 }
 
 void

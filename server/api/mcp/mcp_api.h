@@ -32,6 +32,22 @@ void mcp_api_thread_opened(
  */
 json_t *mcp_api_servers(const struct config *cfg, const json_t *params);
 
+/* The servers of cfg and params, parsed (new reference; an empty object when broken). */
+json_t *mcp_api_parsed(const char *thread_id, const struct config *cfg, const json_t *params);
+
+typedef void (*mcp_api_start_fn)(struct session *s, struct rpc_req *req, json_t *params);
+/*
+ * thread/start (mcp_required.c): when the thread gets `required` servers, take the request (1):
+ * start them, then fail it with upstream's error when one failed, or call start(s, req,
+ * params) with them. 0: not taken (no required server, or start is running now).
+ */
+int mcp_api_start_gate(
+	struct session *s, struct rpc_req *req, json_t *params, mcp_api_start_fn start);
+/* The servers a passing thread/start's thread takes (once), or NULL. */
+struct mcp_set *mcp_api_adopt(void);
+/* The session ends: its thread/starts waiting for servers are dropped. */
+void mcp_api_gates_free(struct session *s);
+
 /* config/mcpServer/reload: each loaded thread takes [mcp_servers] again at its next turn. */
 void mcp_api_reload(struct session *s);
 /* A turn of tt begins: after a reload, servers whose configuration changed start anew. */

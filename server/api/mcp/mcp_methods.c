@@ -20,6 +20,7 @@
 #include "config/config.h"
 #include "io/log.h"
 #include "mcp/mcp.h"
+#include "mcp/mcp_resources.h"
 #include "protocol/xmalloc.h"
 #include "rpc/rpc.h"
 
@@ -38,7 +39,8 @@ struct mcp_op {
 	struct mcp_set *own; /* the config's servers, for this request alone */
 	mcp_op_fn run;	     /* the servers settled */
 	struct mcp_call *call;
-	int code; /* the server's JSON-RPC error code for the call */
+	int code;    /* the server's JSON-RPC error code for the call */
+	json_t *res; /* mcpServerStatus/list: the servers' resources, once gathered */
 	ev_timer poll, later;
 };
 
@@ -60,6 +62,7 @@ mcp_op_free(struct mcp_op *op)
 	ev_timer_stop(op->s->loop, &op->poll);
 	ev_timer_stop(op->s->loop, &op->later);
 	mcp_set_free(op->own);
+	json_decref(op->res);
 	json_decref(op->params);
 	free(op->thread_id);
 	free(op);
@@ -259,10 +262,13 @@ mcp_server_info(const json_t *init)
 	return o;
 }
 
-/* One McpServerStatus (runtime: the thread's connection state is known). */
+/* One McpServerStatus (runtime: the thread's connection state is known; res: gathered). */
 static json_t *
-mcp_status_entry(const struct mcp_set *set, size_t i, int runtime)
+mcp_status_entry(const struct mcp_set *set, size_t i, int runtime, const json_t *res)
 {
+	const char *name = mcp_set_name(set, i);
+	const json_t *rs = json_object_get(json_object_get(res, "resources"), name);
+	const json_t *rt = json_object_get(json_object_get(res, "resourceTemplates"), name);
 	const json_t *init = mcp_set_server_info(set, i), *cfg = mcp_set_config(set, i), *t;
 	const json_t *caps = json_object_get(init, "capabilities");
 	json_t *tools = json_object();
@@ -274,12 +280,14 @@ mcp_status_entry(const struct mcp_set *set, size_t i, int runtime)
 	if (json_object_get(cfg, "url") != NULL)
 		auth = json_object_get(cfg, "bearer_token_env_var") != NULL ? "bearerToken"
 									    : "notLoggedIn";
-	return json_pack("{s:s, s:o, s:n, s:o, s:o, s:O, s:n, s:o, s:n, s:[], s:[], s:s}", "name",
-		mcp_set_name(set, i), "runtimeStatus",
+	return json_pack("{s:s, s:o, s:n, s:o, s:o, s:O, s:n, s:o, s:n, s:o, s:o, s:s}", "name",
+		name, "runtimeStatus",
 		runtime ? json_string(mcp_runtime_status(set, i)) : json_null(), "pluginId",
 		"httpOrigin", mcp_http_origin(cfg), "serverInfo", mcp_server_info(init),
 		"serverCapabilities", caps != NULL ? caps : json_null(), "toolListMeta", "tools",
-		tools, "toolsError", "resources", "resourceTemplates", "authStatus", auth);
+		tools, "toolsError", "resources",
+		rs != NULL ? json_incref((json_t *)rs) : json_array(), "resourceTemplates",
+		rt != NULL ? json_incref((json_t *)rt) : json_array(), "authStatus", auth);
 }
 
 /* A cursor is the index of the next server, as text; -1 when it is not one. */
@@ -297,6 +305,32 @@ mcp_cursor(const char *c, size_t n)
 	return *end != '\0' || v < 0 || (size_t)v > n ? -1 : v;
 }
 
+static void mcp_status_run(struct mcp_op *op, struct mcp_set *set);
+
+/* The servers' resources are in (upstream lists them for each request): the answer. */
+static void
+mcp_status_gathered(void *arg, const json_t *result, const char *error)
+{
+	struct mcp_op *op = arg;
+	struct mcp_set *set;
+	char *why;
+	int gone;
+
+	(void)error;
+	op->call = NULL;
+	op->res = result != NULL ? json_incref((json_t *)result) : json_object();
+	if (op->req == NULL)
+		return; /* the session is going: the op is freed by it */
+	set = mcp_op_set(op, &gone);
+	if (gone) {
+		why = xasprintf("thread not found: %s", op->thread_id);
+		mcp_op_error(op, RPC_INVALID_REQUEST, why);
+		free(why);
+		return;
+	}
+	mcp_status_run(op, set);
+}
+
 static void
 mcp_status_run(struct mcp_op *op, struct mcp_set *set)
 {
@@ -311,6 +345,14 @@ mcp_status_run(struct mcp_op *op, struct mcp_set *set)
 	json_t *data = json_array(), *next = json_null();
 	char *why;
 
+	if (from >= 0 && op->res == NULL) {
+		struct mcp_call_cbs cbs = {.done = mcp_status_gathered, .arg = op};
+
+		json_decref(data);
+		json_decref(next);
+		op->call = mcp_resources_gather(set, &cbs);
+		return;
+	}
 	if (from < 0) {
 		json_decref(data);
 		why = xasprintf("invalid cursor: %s", cursor);
@@ -326,7 +368,8 @@ mcp_status_run(struct mcp_op *op, struct mcp_set *set)
 			next = json_sprintf("%zu", i);
 			break;
 		}
-		json_array_append_new(data, mcp_status_entry(set, i, op->thread_id != NULL));
+		json_array_append_new(
+			data, mcp_status_entry(set, i, op->thread_id != NULL, op->res));
 	}
 	mcp_op_reply(op, json_pack("{s:o, s:o}", "data", data, "nextCursor", next));
 }
