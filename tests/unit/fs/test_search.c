@@ -378,16 +378,24 @@ test_search_loop_responsive(void **state)
 	t.data = &c;
 	ev_timer_start(loop, &t);
 	const char *roots[] = {big_tree};
+	ev_tstamp t0 = ev_time(), total;
+
 	assert_int_equal(search_run(r, "f0999", roots, 1, NULL, done_cb, &c), 0);
 	while (!c.done)
 		ev_run(loop, EVRUN_ONCE);
+	total = ev_time() - t0;
 	ev_timer_stop(loop, &t);
 	assert_int_equal(c.hits, SEARCH_LIMIT);
 	assert_false(c.cancelled);
 	assert_true(c.ticks > 5);
-	print_message(
-		"loop max gap during search: %.2f ms over %d ticks\n", c.max_gap * 1e3, c.ticks);
-	assert_true(c.max_gap < 0.050);
+	print_message("loop max gap during search: %.2f ms over %d ticks, search %.0f ms\n",
+		c.max_gap * 1e3, c.ticks, total * 1e3);
+	/*
+	 * A search on the loop would show as one gap as long as the search; beside the loop the
+	 * timer keeps firing, with gaps of the machine's scheduling only (50 ms seen on a loaded
+	 * 2-core machine, so no fixed bound).
+	 */
+	assert_true(c.max_gap < total / 3);
 	search_runner_free(r);
 	ev_loop_destroy(loop);
 }
