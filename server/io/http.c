@@ -602,7 +602,8 @@ http_start(struct http *h, const struct http_req_opts *o, const struct http_cbs 
 		cu.easy_setopt(r->easy, CURLOPT_POST, 1L);
 		cu.easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body);
 		cu.easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)o->body_len);
-	}
+	} else if (o->method != NULL && strcmp(o->method, "DELETE") == 0)
+		cu.easy_setopt(r->easy, CURLOPT_CUSTOMREQUEST, "DELETE"); /* an MCP session's end */
 	ev_init(&r->idle, http_idle_cb);
 	if (o->idle_timeout_ms > 0) {
 		r->idle_s = o->idle_timeout_ms / 1000.0;

@@ -44,7 +44,7 @@ struct http_cbs {
 };
 
 struct http_req_opts {
-	const char *method;	    /* "POST" (with body) or "GET" */
+	const char *method;	    /* "POST" (with body), "GET" or "DELETE" */
 	const char *url;	    /* http:// or https:// */
 	const char *const *headers; /* "Name: value", NULL-terminated; may be NULL */
 	const char *body;	    /* copied */

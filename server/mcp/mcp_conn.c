@@ -124,6 +124,10 @@ mcp_conn_send(struct mcp_server *sv, json_t *msg, char **cause)
 	size_t n;
 	int r = -1;
 
+	if (sv->http != NULL) {
+		json_object_set_new(msg, "jsonrpc", json_string("2.0"));
+		return mcp_http_send(sv, msg, cause);
+	}
 	if (sv->proc == NULL || exec_state(sv->proc) != EXEC_RUNNING) {
 		*cause = xasprintf("MCP server `%s` is not running", sv->name);
 		json_decref(msg);
@@ -204,8 +208,7 @@ mcp_conn_forget(struct mcp_server *sv, long long id)
 	free(mcp_conn_take(sv, id));
 }
 
-/* A request's answer: result, or the error's message. */
-static void
+void
 mcp_conn_answer(struct mcp_server *sv, long long id, json_t *result, int code, const char *error)
 {
 	struct mcp_req *rq = mcp_conn_take(sv, id);
@@ -274,9 +277,8 @@ mcp_conn_notification(struct mcp_server *sv, const char *method, const json_t *p
 			json_string_value(json_object_get(params, "data")) ?: "(log message)");
 }
 
-/* One message of the server. */
-static void
-mcp_conn_message(struct mcp_server *sv, json_t *m)
+void
+mcp_conn_dispatch(struct mcp_server *sv, json_t *m)
 {
 	json_t *id = json_object_get(m, "id"), *err = json_object_get(m, "error");
 	const char *method = json_string_value(json_object_get(m, "method"));
@@ -342,7 +344,7 @@ mcp_conn_line_cb(void *arg, const char *line, size_t len, int oversized)
 		log_info("mcp %s: not JSON-RPC on stdout: %.*s", sv->name,
 			(int)(len > 200 ? 200 : len), line);
 	else
-		mcp_conn_message(sv, m);
+		mcp_conn_dispatch(sv, m);
 	json_decref(m);
 	return 0;
 }
@@ -380,7 +382,7 @@ mcp_conn_parsed(struct mcp_server *sv, json_t *m, size_t len)
 	if (m == NULL || !json_is_object(m))
 		log_info("mcp %s: not JSON-RPC on stdout (%zu bytes)", sv->name, len);
 	else
-		mcp_conn_message(sv, m);
+		mcp_conn_dispatch(sv, m);
 	if (sv->out == NULL)
 		return;
 	/* the lines behind it, then the bytes read after it */
@@ -467,6 +469,7 @@ mcp_conn_kill(struct mcp_server *sv, const char *error)
 
 	mcp_call_fail_all(sv, error);
 	mcp_elicit_end_all(sv, 0);
+	mcp_http_close(sv);
 	while ((rq = sv->reqs) != NULL) {
 		sv->reqs = rq->next;
 		free(rq);

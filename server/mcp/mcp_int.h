@@ -12,6 +12,7 @@
 
 struct exec_proc;
 struct linebuf;
+struct mcp_http;
 struct mcp_parse;
 struct mcp_res;
 struct mcp_server;
@@ -70,6 +71,7 @@ struct mcp_server {
 	int listing; /* a tools/list is under way (its pages) */
 	int relist;  /* tools/list_changed came during one: list again after it */
 	struct exec_proc *proc;
+	struct mcp_http *http; /* a streamable HTTP server's transport (mcp_http.c), or NULL */
 	struct linebuf *out, *err;
 	struct mcp_parse *parse; /* a big line being parsed beside the loop: stdout is held */
 	char *pend;		 /* bytes read after that line, fed once it is back */
@@ -110,6 +112,20 @@ void mcp_conn_kill(struct mcp_server *sv, const char *error);
 void mcp_conn_parsed(struct mcp_server *sv, json_t *msg, size_t len);
 /* Free the server's line buffers (a parse under way keeps the one its line is in). */
 void mcp_conn_release(struct mcp_server *sv);
+/* Dispatch one message of the server (borrowed). */
+void mcp_conn_dispatch(struct mcp_server *sv, json_t *m);
+/* A request's answer: result, or error (code nonzero: the server's JSON-RPC error). */
+void mcp_conn_answer(
+	struct mcp_server *sv, long long id, json_t *result, int code, const char *error);
+/* mcp_http.c */
+/* Get a `url` server's transport ready (nothing is sent yet): 0, or -1 with *cause. */
+int mcp_http_open(struct mcp_server *sv, char **cause);
+/* POST one message (stolen): 0, or -1 with *cause. */
+int mcp_http_send(struct mcp_server *sv, json_t *msg, char **cause);
+/* notifications/initialized went out: the protocol version, the server's stream. */
+void mcp_http_initialized(struct mcp_server *sv);
+/* Stop every transfer, end the session; sv->http is NULL after. */
+void mcp_http_close(struct mcp_server *sv);
 /* mcp_parse.c */
 /* Parse line (in sv->out, untouched until the parse is back) on a thread: 0, or -1. */
 int mcp_parse_start(struct mcp_server *sv, const char *line, size_t len);

@@ -260,6 +260,7 @@ mcp_init_answer(struct mcp_server *sv, json_t *result, const char *error)
 	json_decref(sv->init);
 	sv->init = json_incref(result);
 	mcp_conn_notify(sv, "notifications/initialized", NULL);
+	mcp_http_initialized(sv); /* streamable HTTP: the server's own stream opens */
 	mcp_server_list_tools(sv);
 }
 
@@ -275,13 +276,12 @@ mcp_server_start(struct mcp_server *sv)
 	sv->fail = MCP_FAIL_OTHER;
 	sv->state = MCP_STARTING;
 	mcp_status(sv, NULL);
-	if (json_object_get(sv->cfg, "command") == NULL) {
-		/* streamable HTTP: parsed and kept, its transport is not built yet */
-		mcp_server_failed(
-			sv, MCP_FAIL_OTHER, "MCP over streamable HTTP is not supported yet");
+	if (json_object_get(sv->cfg, "url") != NULL && mcp_http_open(sv, &cause) != 0) {
+		mcp_server_failed(sv, MCP_FAIL_OTHER, cause);
+		free(cause);
 		return;
 	}
-	if (mcp_conn_spawn(sv, &cause) != 0) {
+	if (json_object_get(sv->cfg, "url") == NULL && mcp_conn_spawn(sv, &cause) != 0) {
 		mcp_server_failed(sv, MCP_FAIL_SPAWN, cause);
 		free(cause);
 		return;
