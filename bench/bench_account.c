@@ -36,59 +36,28 @@ struct ba_opts {
 	int json;
 };
 
-struct ba_mock {
-	pid_t pid;
-	int port;
-	char dir[64];
-};
-
 /* Start mock_chatgpt.py (from the repository's root); 0 or -1. */
 static int
-ba_mock_start(struct ba_mock *m)
+ba_mock_start(struct bench_mock *m)
 {
-	char *pfile, *log, buf[32] = "";
-	FILE *f;
+	char *pfile, *log;
+	int r;
 
-	snprintf(m->dir, sizeof m->dir, "/tmp/bench_account_mock.XXXXXX");
-	if (mkdtemp(m->dir) == NULL)
+	if (bench_mock_dir(m, "/tmp/bench_account_mock.XXXXXX") != 0)
 		return -1;
 	pfile = xasprintf("%s/port", m->dir);
 	log = xasprintf("%s/log.jsonl", m->dir);
-	fflush(stdout);
-	if ((m->pid = fork()) == 0) {
-		freopen("/dev/null", "w", stdout);
-		freopen("/dev/null", "w", stderr);
-		execlp("python3", "python3", "tests/integration/mock_chatgpt.py", "--port-file",
-			pfile, "--log", log, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 500 && buf[0] == '\0'; i++) {
-		bench_sleep(0.01);
-		if ((f = fopen(pfile, "r")) != NULL) {
-			if (fgets(buf, sizeof buf, f) == NULL)
-				buf[0] = '\0';
-			fclose(f);
-		}
-	}
-	m->port = (int)strtol(buf, NULL, 10);
+	r = bench_mock_exec(m,
+		(char *const[]){"python3", "tests/integration/mock_chatgpt.py", "--port-file",
+			pfile, "--log", log, NULL});
 	free(pfile);
 	free(log);
-	return m->port > 0 ? 0 : -1;
-}
-
-static void
-ba_mock_stop(struct ba_mock *m)
-{
-	int st;
-
-	kill(m->pid, SIGTERM);
-	waitpid(m->pid, &st, 0);
-	bench_rmtree(m->dir);
+	return r;
 }
 
 /* Requests the mock saw whose path ends with suffix. */
 static long
-ba_mock_count(const struct ba_mock *m, const char *suffix)
+ba_mock_count(const struct bench_mock *m, const char *suffix)
 {
 	char *path = xasprintf("%s/log.jsonl", m->dir), line[1 << 16], *want;
 	FILE *f = fopen(path, "r");
@@ -218,7 +187,7 @@ ba_start(struct bench_lc *c, const struct bench_target *t, int key)
 
 /* turn: ChatGPT tokens against an API key, interleaved. */
 static void
-ba_turns(const struct ba_opts *o, struct bench_report *rep, const struct ba_mock *m)
+ba_turns(const struct ba_opts *o, struct bench_report *rep, const struct bench_mock *m)
 {
 	double *key = xcalloc((size_t)o->runs, sizeof *key),
 	       *tok = xcalloc((size_t)o->runs, sizeof *tok), km, tm;
@@ -261,7 +230,7 @@ out:
 
 /* refresh: a stale token's turn against a live one's, and the issuer's count. */
 static void
-ba_refresh(const struct ba_opts *o, struct bench_report *rep, const struct ba_mock *m)
+ba_refresh(const struct ba_opts *o, struct bench_report *rep, const struct bench_mock *m)
 {
 	double *stale = xcalloc((size_t)o->runs, sizeof *stale),
 	       *live = xcalloc((size_t)o->runs, sizeof *live), sm, lm;
@@ -315,7 +284,7 @@ main(int argc, char **argv)
 		{"--only", .mask = &only, .parts = parts}};
 	struct bench_report rep = {.values = 1, .width = {56, 10, 5, 8}};
 	char home[] = "/tmp/bench_account.XXXXXX", load[64], *url;
-	struct ba_mock m = {0};
+	struct bench_mock m = {0};
 	int status = 2;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -339,7 +308,7 @@ main(int argc, char **argv)
 		ba_refresh(&o, &rep, &m);
 done:
 	if (m.pid > 0)
-		ba_mock_stop(&m);
+		bench_mock_stop(&m);
 	bench_print(&rep);
 	if (o.json)
 		bench_report_json(&rep, json_pack("{s:s}", "bin", o.t.bin));

@@ -48,13 +48,6 @@ static const char bt_profile_resp[] =
 	"\"yield_time_ms\":10000}},"
 	"{\"ev\":\"completed\"}]}";
 
-/* The mock model: its process and port. */
-struct bt_mock {
-	pid_t pid;
-	int port;
-	char dir[64];
-};
-
 static const char bt_text_resp[] =
 	"{\"events\":[{\"ev\":\"created\"},{\"ev\":\"message_added\",\"id\":\"msg-1\"},"
 	"{\"ev\":\"text_delta\",\"delta\":\"Hel\"},{\"ev\":\"text_delta\",\"delta\":\"lo\"},"
@@ -68,49 +61,25 @@ static const char bt_tool_resp[] =
 
 /* Start the mock on a script (JSON text). */
 static int
-bt_mock_start(struct bt_mock *m, const char *bin, const char *script)
+bt_mock_start(struct bench_mock *m, const char *bin, const char *script)
 {
-	char *spath, *pfile, buf[32] = "";
+	char *spath, *pfile;
 	FILE *f;
+	int r;
 
-	snprintf(m->dir, sizeof m->dir, "/tmp/bench_turn_mm.XXXXXX");
-	if (mkdtemp(m->dir) == NULL)
+	if (bench_mock_dir(m, "/tmp/bench_turn_mm.XXXXXX") != 0)
 		return -1;
 	spath = xasprintf("%s/script.json", m->dir);
 	pfile = xasprintf("%s/port", m->dir);
 	f = fopen(spath, "w");
 	fputs(script, f);
 	fclose(f);
-	fflush(stdout);
-	if ((m->pid = fork()) == 0) {
-		freopen("/dev/null", "w", stdout);
-		freopen("/dev/null", "w", stderr);
-		execl(bin, bin, "mock-model", "--script", spath, "--port-file", pfile,
-			(char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 500 && buf[0] == '\0'; i++) {
-		bench_sleep(0.01);
-		if ((f = fopen(pfile, "r")) != NULL) {
-			if (fgets(buf, sizeof buf, f) == NULL)
-				buf[0] = '\0';
-			fclose(f);
-		}
-	}
-	m->port = (int)strtol(buf, NULL, 10);
+	r = bench_mock_exec(m,
+		(char *const[]){
+			(char *)bin, "mock-model", "--script", spath, "--port-file", pfile, NULL});
 	free(spath);
 	free(pfile);
-	return m->port > 0 ? 0 : -1;
-}
-
-static void
-bt_mock_stop(struct bt_mock *m)
-{
-	int st;
-
-	kill(m->pid, SIGTERM);
-	waitpid(m->pid, &st, 0);
-	bench_rmtree(m->dir);
+	return r;
 }
 
 /* A CODEX_HOME whose config.toml points at the mock; the workspace beside it. */
@@ -228,7 +197,7 @@ bt_text(const struct bt_opts *o, struct bench_report *rep, const struct bench_ta
 	     name[96];
 	long n = upstream && o->turns > 40 ? 40 : o->turns, rss_n = upstream ? 40 : o->rss_turns;
 	double *all = xcalloc((size_t)n, sizeof *all), *firsts = xcalloc((size_t)n, sizeof *firsts);
-	struct bt_mock m;
+	struct bench_mock m;
 	struct bench_lc c;
 	struct bench_rollup ru;
 
@@ -239,7 +208,7 @@ bt_text(const struct bt_opts *o, struct bench_report *rep, const struct bench_ta
 	bt_home(getenv("CODEX_HOME"), m.port);
 	if (bt_open(&c, t, "danger-full-access", tid) != 0) {
 		bench_fail(rep, "text", "no thread", -1);
-		bt_mock_stop(&m);
+		bench_mock_stop(&m);
 		goto out;
 	}
 	/* the files mapped before any model request: the libraries loaded later are libcurl's */
@@ -283,7 +252,7 @@ bt_text(const struct bt_opts *o, struct bench_report *rep, const struct bench_ta
 		0, upstream ? NULL : "libcurl, OpenSSL and their dependencies");
 	free(idle_files);
 	bench_lc_stop(&c);
-	bt_mock_stop(&m);
+	bench_mock_stop(&m);
 out:
 	free(all);
 	free(firsts);
@@ -298,7 +267,7 @@ bt_tool(const struct bt_opts *o, struct bench_report *rep, const struct bench_ta
 	long n = o->turns > 100 ? 100 : o->turns;
 	struct buf script;
 	double *all = xcalloc((size_t)n, sizeof *all), f;
-	struct bt_mock m;
+	struct bench_mock m;
 	struct bench_lc c;
 	char tid[64], name[96];
 
@@ -317,7 +286,7 @@ bt_tool(const struct bt_opts *o, struct bench_report *rep, const struct bench_ta
 	bt_home(getenv("CODEX_HOME"), m.port);
 	if (bt_open(&c, t, sandbox, tid) != 0) {
 		bench_fail(rep, "tool", "no thread", -1);
-		bt_mock_stop(&m);
+		bench_mock_stop(&m);
 		goto out;
 	}
 	for (long i = 0; i < n; i++)
@@ -325,7 +294,7 @@ bt_tool(const struct bt_opts *o, struct bench_report *rep, const struct bench_ta
 	snprintf(name, sizeof name, "%s tool turn (%s), median", who, sandbox);
 	bench_val(rep, name, bench_median(all, (size_t)n), "ms", goal > 0 ? '<' : 0, goal, NULL);
 	bench_lc_stop(&c);
-	bt_mock_stop(&m);
+	bench_mock_stop(&m);
 out:
 	buf_free(&script);
 	free(all);
@@ -375,7 +344,7 @@ bt_profile(const struct bt_opts *o, struct bench_report *rep, const struct bench
 	long n = o->turns > 100 ? 100 : o->turns, seen = 0;
 	struct buf script;
 	double *all, f, med = -1;
-	struct bt_mock m;
+	struct bench_mock m;
 	struct bench_lc c;
 	char tid[64], name[96], home[] = "/tmp/bench_turn_home.XXXXXX", *p, *old = NULL;
 	int vars = 0;
@@ -407,7 +376,7 @@ bt_profile(const struct bt_opts *o, struct bench_report *rep, const struct bench
 	bt_home(getenv("CODEX_HOME"), m.port);
 	if (bt_open(&c, t, "danger-full-access", tid) != 0) {
 		bench_fail(rep, "profile", "no thread", -1);
-		bt_mock_stop(&m);
+		bench_mock_stop(&m);
 		goto out;
 	}
 	if (bt_snapshot_wait() != 0)
@@ -420,7 +389,7 @@ bt_profile(const struct bt_opts *o, struct bench_report *rep, const struct bench
 	snprintf(name, sizeof name, "%s tool turn, 150 ms profile, login, median", who);
 	bench_val(rep, name, med, "ms", 0, 0, NULL);
 	bench_lc_stop(&c);
-	bt_mock_stop(&m);
+	bench_mock_stop(&m);
 out:
 	if (old != NULL)
 		setenv("HOME", old, 1);
@@ -456,7 +425,7 @@ bt_relay(const struct bt_opts *o, struct bench_report *rep, const struct bench_t
 {
 	struct buf script;
 	struct bt_relay r = {.cap = 20 * 20};
-	struct bt_mock m;
+	struct bench_mock m;
 	struct bench_lc c;
 	char tid[64], name[96];
 	double f;
@@ -483,7 +452,7 @@ bt_relay(const struct bt_opts *o, struct bench_report *rep, const struct bench_t
 		bench_lc_stop(&c);
 	} else
 		bench_fail(rep, "relay", "no thread", -1);
-	bt_mock_stop(&m);
+	bench_mock_stop(&m);
 	if (r.n == 0) {
 		bench_fail(rep, "relay", "no stamped delta arrived", -1);
 		goto out;

@@ -45,22 +45,15 @@ static const char bu_script[] =
 	"\"lo\"},{\"ev\":\"message\",\"id\":\"msg-1\",\"text\":\"Hello\"},{\"ev\":\"completed\","
 	"\"input_tokens\":10,\"output_tokens\":5,\"total_tokens\":15}]}],\"repeat\":true}";
 
-/* The mock model: its process, port and folder. */
-struct bu_mock {
-	pid_t pid;
-	int port;
-	char dir[64];
-};
-
 /* Start the mock on bu_script; 0 or -1. */
 static int
-bu_mock_start(struct bu_mock *m, const char *bin)
+bu_mock_start(struct bench_mock *m, const char *bin)
 {
-	char *spath, *pfile, buf[32] = "";
+	char *spath, *pfile;
 	FILE *f;
+	int r;
 
-	snprintf(m->dir, sizeof m->dir, "/tmp/bench_usercmd_mm.XXXXXX");
-	if (mkdtemp(m->dir) == NULL)
+	if (bench_mock_dir(m, "/tmp/bench_usercmd_mm.XXXXXX") != 0)
 		return -1;
 	spath = xasprintf("%s/script.json", m->dir);
 	pfile = xasprintf("%s/port", m->dir);
@@ -68,36 +61,12 @@ bu_mock_start(struct bu_mock *m, const char *bin)
 		fputs(bu_script, f);
 		fclose(f);
 	}
-	fflush(stdout);
-	if ((m->pid = fork()) == 0) {
-		freopen("/dev/null", "w", stdout);
-		freopen("/dev/null", "w", stderr);
-		execl(bin, bin, "mock-model", "--script", spath, "--port-file", pfile,
-			(char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 500 && buf[0] == '\0'; i++) {
-		bench_sleep(0.01);
-		if ((f = fopen(pfile, "r")) != NULL) {
-			if (fgets(buf, sizeof buf, f) == NULL)
-				buf[0] = '\0';
-			fclose(f);
-		}
-	}
-	m->port = (int)strtol(buf, NULL, 10);
+	r = bench_mock_exec(m,
+		(char *const[]){
+			(char *)bin, "mock-model", "--script", spath, "--port-file", pfile, NULL});
 	free(spath);
 	free(pfile);
-	return m->port > 0 ? 0 : -1;
-}
-
-static void
-bu_mock_stop(struct bu_mock *m)
-{
-	int st;
-
-	kill(m->pid, SIGTERM);
-	waitpid(m->pid, &st, 0);
-	bench_rmtree(m->dir);
+	return r;
 }
 
 /* Run argv in dir, quietly; its exit status (-1: not run). */
@@ -406,7 +375,7 @@ main(int argc, char **argv)
 	struct bench_report rep = {.values = 1, .width = {56, 10, 5, 8}};
 	struct bench_target up;
 	char home[] = "/tmp/bench_usercmd.XXXXXX", bindir[64] = "", load[64], *upargv[3];
-	struct bu_mock m = {0};
+	struct bench_mock m = {0};
 	int status = 2, have_up;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -436,7 +405,7 @@ main(int argc, char **argv)
 	}
 done:
 	if (m.pid > 0)
-		bu_mock_stop(&m);
+		bench_mock_stop(&m);
 	bench_print(&rep);
 	if (o.json)
 		bench_report_json(&rep, json_pack("{s:s}", "bin", o.t.bin));

@@ -100,6 +100,13 @@ struct bench_report {
 	} width; /* text columns */
 };
 
+/* A mock the bench talks to: its process, the port it wrote, its folder. */
+struct bench_mock {
+	pid_t pid;
+	int port;
+	char dir[64];
+};
+
 /* timing and stats (benchlib.c) */
 double bench_now(void);
 double bench_self_cpu(void);
@@ -156,5 +163,14 @@ void bench_print(struct bench_report *rep);
 void bench_report_json(const struct bench_report *rep, json_t *doc);
 void bench_report_free(struct bench_report *rep);
 void bench_fail(struct bench_report *rep, const char *part, const char *what, int r);
+
+/* mocks (mockproc.c) */
+/* m's folder, made from the mkdtemp template tmpl (ending in XXXXXX); 0 or -1. */
+int bench_mock_dir(struct bench_mock *m, const char *tmpl);
+/* Run argv (PATH searched) quietly; 0 once it wrote its port (a number) to <m->dir>/port within
+ * 5 s, else -1. */
+int bench_mock_exec(struct bench_mock *m, char *const argv[]);
+/* SIGTERM the mock, reap it, remove its folder. */
+void bench_mock_stop(struct bench_mock *m);
 
 #endif

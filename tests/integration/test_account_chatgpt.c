@@ -28,73 +28,16 @@
 
 #include "exec_util.h"
 #include "harness.h"
+#include "mock_chatgpt_util.h"
 #include "tests/helpers/skip_note.h"
 #include "protocol/base64.h"
 #include "protocol/xmalloc.h"
 
 #define T 10000
 
-struct mock {
-	pid_t pid;
-	int port;
-	char dir[64];
-	char *log;
-};
-
-/* Start the mock with extra arguments (NULL-terminated list, may be empty). */
-static void
-mock_start(struct mock *m, const char *a1, const char *a2)
-{
-	char *pf;
-	FILE *f;
-
-	snprintf(m->dir, sizeof m->dir, "/tmp/acct-mock-XXXXXX");
-	assert_non_null(mkdtemp(m->dir));
-	pf = xasprintf("%s/port", m->dir);
-	m->log = xasprintf("%s/log.jsonl", m->dir);
-	m->pid = fork();
-	assert_true(m->pid >= 0);
-	if (m->pid == 0) {
-		/* dies with the test, even one that failed before mock_stop; its output is not
-		 * the test's (a failed test must not leave a reader of our pipes waiting) */
-		int null = open("/dev/null", O_RDWR);
-
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		dup2(null, 1);
-		dup2(null, 2);
-		execlp("python3", "python3", "tests/integration/mock_chatgpt.py", "--port-file", pf,
-			"--log", m->log, a1, a2, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 500 && (f = fopen(pf, "re")) == NULL; i++)
-		usleep(10000);
-	assert_non_null(f);
-	assert_int_equal(fscanf(f, "%d", &m->port), 1);
-	fclose(f);
-	free(pf);
-}
-
-/* nftw callback: remove one entry (children first). */
-static int
-rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return (type == FTW_DP ? rmdir(path) : unlink(path)) == 0 ? 0 : -1;
-}
-
-static void
-mock_stop(struct mock *m)
-{
-	kill(m->pid, SIGTERM);
-	waitpid(m->pid, NULL, 0);
-	assert_int_equal(nftw(m->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
-	free(m->log);
-}
-
 /* Lines of the mock's log whose path contains part. */
 static int
-mock_count(const struct mock *m, const char *part)
+mock_count(const struct mc_mock *m, const char *part)
 {
 	FILE *f = fopen(m->log, "re");
 	char line[1 << 16];
@@ -113,52 +56,23 @@ mock_count(const struct mock *m, const char *part)
 	return n;
 }
 
-/* A fake JWT around payload (stolen). */
-static char *
-jwt(json_t *payload)
-{
-	char *raw = json_dumps(payload, JSON_COMPACT),
-	     *b = xmalloc(base64_encoded_len(strlen(raw)) + 1);
-
-	base64_encode(raw, strlen(raw), b);
-	b[base64_encoded_len(strlen(raw))] = '\0'; /* base64_encode does not end the string */
-	for (char *p = b; *p != '\0'; p++) {
-		if (*p == '+')
-			*p = '-';
-		else if (*p == '/')
-			*p = '_';
-		else if (*p == '=')
-			*p = '\0';
-	}
-	free(raw);
-	json_decref(payload);
-	raw = xasprintf("eyJhbGciOiJub25lIn0.%s.sig", b);
-	free(b);
-	return raw;
-}
-
 #define ACCESS_SECRET  "expired-access-secret"
 #define REFRESH_SECRET "rt-secret-0"
 
 /* A daemon on a ChatGPT login whose access token expired (stale) or is revoked. */
 static struct asc *
-spawn_chatgpt(struct mock *m, int revoked)
+spawn_chatgpt(struct mc_mock *m, int revoked)
 {
-	char *toml, *id, *acc, *path, *env[3];
+	char *id, *acc, *path, *env[3];
 	json_t *auth = json_pack("{s:s, s:s, s:s}", "chatgpt_account_id", "acct-1",
 		"chatgpt_plan_type", "plus", "chatgpt_user_id", "user-1");
 	struct asc_opts o = {0};
 	struct asc *c;
 	FILE *f;
-	json_t *r;
 
-	toml = xasprintf("openai_base_url = \"http://127.0.0.1:%d/backend-api/codex\"\n"
-			 "chatgpt_base_url = \"http://127.0.0.1:%d/backend-api/\"\n"
-			 "model = \"gpt-5\"\n",
-		m->port, m->port);
-	id = jwt(json_pack(
+	id = mc_jwt(json_pack(
 		"{s:s, s:O}", "email", "me@example.com", "https://api.openai.com/auth", auth));
-	acc = jwt(json_pack("{s:I, s:b, s:s, s:O}", "exp",
+	acc = mc_jwt(json_pack("{s:I, s:b, s:s, s:O}", "exp",
 		(json_int_t)(revoked ? time(NULL) + 3600 : time(NULL) - 10), "revoked", revoked,
 		"marker", ACCESS_SECRET, "https://api.openai.com/auth", auth));
 	env[0] = xasprintf(
@@ -169,11 +83,7 @@ spawn_chatgpt(struct mock *m, int revoked)
 	o.capture_stderr = 1;
 	c = asc_spawn(&o);
 	mkdir(asc_codex_home(c), 0700);
-	path = xasprintf("%s/config.toml", asc_codex_home(c));
-	assert_non_null(f = fopen(path, "we"));
-	fputs(toml, f);
-	fclose(f);
-	free(path);
+	mc_write_config(m, asc_codex_home(c));
 	path = xasprintf("%s/auth.json", asc_codex_home(c));
 	assert_non_null(f = fopen(path, "we"));
 	fchmod(fileno(f), 0644);
@@ -184,42 +94,12 @@ spawn_chatgpt(struct mock *m, int revoked)
 		id, acc);
 	fclose(f);
 	free(path);
-	r = asc_wait_response(c,
-		asc_request(c, "initialize",
-			json_pack("{s:{s:s, s:s}, s:{s:b}}", "clientInfo", "name", "t", "version",
-				"1", "capabilities", "experimentalApi", 1)),
-		T);
-	asc_assert_result(r);
-	json_decref(r);
+	mc_initialize(c);
 	json_decref(auth);
 	free(env[0]);
-	free(toml);
 	free(id);
 	free(acc);
 	return c;
-}
-
-/* A new thread's id (heap). */
-static char *
-thread_new(struct asc *c)
-{
-	json_t *r = asc_wait_response(
-		c, asc_request(c, "thread/start", json_pack("{s:s}", "cwd", "/tmp")), T);
-	char *id = xstrdup(json_string_value(
-		json_object_get(json_object_get(asc_assert_result(r), "thread"), "id")));
-
-	json_decref(r);
-	return id;
-}
-
-static void
-turn_start(struct asc *c, const char *tid)
-{
-	json_decref(asc_wait_response(c,
-		asc_request(c, "turn/start",
-			json_pack("{s:s, s:[{s:s, s:s}]}", "threadId", tid, "input", "type", "text",
-				"text", "hi")),
-		T));
 }
 
 /* The next turn/completed's turn (new reference). */
@@ -291,17 +171,17 @@ expect_no_leak(struct asc *c, int written)
 static void
 test_stale_refreshed_first(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	struct asc *c;
 	char *tid, *path, *text;
 	json_t *t;
 	FILE *f;
 
 	(void)state;
-	mock_start(&m, NULL, NULL);
+	mc_start(&m, "acct", NULL, NULL);
 	c = spawn_chatgpt(&m, 0);
-	tid = thread_new(c);
-	turn_start(c, tid);
+	tid = mc_thread_new(c);
+	mc_turn_start(c, tid);
 	t = turn_done(c);
 	assert_string_equal(json_string_value(json_object_get(t, "status")), "completed");
 	json_decref(t);
@@ -319,23 +199,23 @@ test_stale_refreshed_first(void **state)
 	expect_no_leak(c, 1);
 	free(tid);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 /* A token the backend refuses: 401, one refresh, the same request again, completed. */
 static void
 test_401_refreshed_once(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	struct asc *c;
 	char *tid;
 	json_t *t;
 
 	(void)state;
-	mock_start(&m, NULL, NULL);
+	mc_start(&m, "acct", NULL, NULL);
 	c = spawn_chatgpt(&m, 1);
-	tid = thread_new(c);
-	turn_start(c, tid);
+	tid = mc_thread_new(c);
+	mc_turn_start(c, tid);
 	t = turn_done(c);
 	assert_string_equal(json_string_value(json_object_get(t, "status")), "completed");
 	json_decref(t);
@@ -344,25 +224,25 @@ test_401_refreshed_once(void **state)
 	expect_no_leak(c, 1);
 	free(tid);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 /* Two turns on a stale token while the issuer is slow: one refresh serves both. */
 static void
 test_single_flight(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	struct asc *c;
 	char *t1, *t2;
 	json_t *t;
 
 	(void)state;
-	mock_start(&m, "--refresh-delay-ms", "500");
+	mc_start(&m, "acct", "--refresh-delay-ms", "500");
 	c = spawn_chatgpt(&m, 0);
-	t1 = thread_new(c);
-	t2 = thread_new(c);
-	turn_start(c, t1);
-	turn_start(c, t2);
+	t1 = mc_thread_new(c);
+	t2 = mc_thread_new(c);
+	mc_turn_start(c, t1);
+	mc_turn_start(c, t2);
 	for (int i = 0; i < 2; i++) {
 		t = turn_done(c);
 		assert_string_equal(json_string_value(json_object_get(t, "status")), "completed");
@@ -374,23 +254,23 @@ test_single_flight(void **state)
 	free(t1);
 	free(t2);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 /* The issuer refuses the refresh token: upstream's sentence, unauthorized, account/updated. */
 static void
 test_refresh_refused(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	struct asc *c;
 	char *tid;
 	json_t *t, *e, *u;
 
 	(void)state;
-	mock_start(&m, "--refresh-fail", "refresh_token_reused");
+	mc_start(&m, "acct", "--refresh-fail", "refresh_token_reused");
 	c = spawn_chatgpt(&m, 0);
-	tid = thread_new(c);
-	turn_start(c, tid);
+	tid = mc_thread_new(c);
+	mc_turn_start(c, tid);
 	t = turn_done(c);
 	assert_string_equal(json_string_value(json_object_get(t, "status")), "failed");
 	e = json_object_get(t, "error");
@@ -409,7 +289,7 @@ test_refresh_refused(void **state)
 	expect_no_leak(c, 0);
 	free(tid);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 /* A window's member (int). */
@@ -427,16 +307,16 @@ window_int(const json_t *snap, const char *window, const char *k)
 static void
 test_rate_limits(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	struct asc *c;
 	char *tid;
 	json_t *n, *snap, *r, *res;
 
 	(void)state;
-	mock_start(&m, NULL, NULL);
+	mc_start(&m, "acct", NULL, NULL);
 	c = spawn_chatgpt(&m, 0);
-	tid = thread_new(c);
-	turn_start(c, tid);
+	tid = mc_thread_new(c);
+	mc_turn_start(c, tid);
 	n = asc_wait_notification(c, "account/rateLimits/updated", T);
 	snap = json_object_get(json_object_get(n, "params"), "rateLimits");
 	assert_string_equal(json_string_value(json_object_get(snap, "limitId")), "codex");
@@ -471,20 +351,20 @@ test_rate_limits(void **state)
 	expect_no_leak(c, 1);
 	free(tid);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 /* The usage endpoint failing: upstream's sentence, the status and body as it words them. */
 static void
 test_rate_limits_read_fails(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	struct asc *c;
 	json_t *r, *e;
 	char *want;
 
 	(void)state;
-	mock_start(&m, "--usage-status", "503");
+	mc_start(&m, "acct", "--usage-status", "503");
 	c = spawn_chatgpt(&m, 0);
 	r = asc_wait_response(c, asc_request(c, "account/rateLimits/read", NULL), T);
 	e = json_object_get(r, "error");
@@ -499,7 +379,7 @@ test_rate_limits_read_fails(void **state)
 	json_decref(r);
 	expect_no_leak(c, 1);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 /*
@@ -510,21 +390,21 @@ static void
 test_kill_during_refresh(void **state)
 {
 	int rounds = 25, refreshed = 0, strays = 0;
-	struct mock m;
+	struct mc_mock m;
 
 	(void)state;
 	srand((unsigned)time(NULL));
-	mock_start(&m, NULL, NULL);
+	mc_start(&m, "acct", NULL, NULL);
 	for (int i = 0; i < rounds; i++) {
 		struct asc *c = spawn_chatgpt(&m, 0);
-		char *tid = thread_new(c), *path = xasprintf("%s/auth.json", asc_codex_home(c));
+		char *tid = mc_thread_new(c), *path = xasprintf("%s/auth.json", asc_codex_home(c));
 		struct stat st;
 		struct dirent *de;
 		json_t *j;
 		DIR *d;
 
 		assert_int_equal(chmod(path, 0600), 0);
-		turn_start(c, tid);
+		mc_turn_start(c, tid);
 		/*
 		 * Random moments, and on both sides of the write for sure: every fifth round once
 		 * the turn is over (stored), the next one at once (nothing sent yet).
@@ -565,7 +445,7 @@ test_kill_during_refresh(void **state)
 		      "%d temporary files left (0600)\n",
 		rounds, refreshed, strays);
 	assert_true(refreshed > 0 && refreshed < rounds);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 /* Upstream 0.169's binary beside the repository ($UPSTREAM_CODEX), or NULL. */
@@ -619,7 +499,7 @@ static void
 test_upstream_interop(void **state)
 {
 	const char *up = upstream_bin();
-	struct mock m;
+	struct mc_mock m;
 	struct asc *c;
 	char *tid, *cmd, *out, dir[] = "/tmp/acct-interop-XXXXXX";
 	struct stat st;
@@ -627,10 +507,10 @@ test_upstream_interop(void **state)
 	(void)state;
 	if (up == NULL)
 		skip_test("upstream codex 0.169 is not installed (../upstream or $UPSTREAM_CODEX)");
-	mock_start(&m, NULL, NULL);
+	mc_start(&m, "acct", NULL, NULL);
 	c = spawn_chatgpt(&m, 0);
-	tid = thread_new(c);
-	turn_start(c, tid);
+	tid = mc_thread_new(c);
+	mc_turn_start(c, tid);
 	json_decref(turn_done(c));
 	assert_int_equal(mock_count(&m, "/oauth/token"), 1); /* the file is ours now */
 	cmd = xasprintf("CODEX_HOME='%s' '%s' login status", asc_codex_home(c), up);
@@ -640,7 +520,7 @@ test_upstream_interop(void **state)
 	free(cmd);
 	free(tid);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 
 	assert_non_null(mkdtemp(dir));
 	cmd = xasprintf(
@@ -658,7 +538,7 @@ test_upstream_interop(void **state)
 	assert_non_null(strstr(out, "API key configured - sk-upstr***56789"));
 	free(out);
 	free(cmd);
-	assert_int_equal(nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+	assert_int_equal(mc_rm_tree(dir), 0);
 }
 
 int

@@ -26,91 +26,15 @@
 
 #include "exec_util.h"
 #include "harness.h"
+#include "mock_chatgpt_util.h"
 #include "protocol/xmalloc.h"
 
 #define T 10000
 
-struct mock {
-	pid_t pid;
-	int port;
-	char dir[64];
-	char *log;
-};
-
-static void
-mock_start(struct mock *m, const char *a1, const char *a2)
-{
-	char *pf;
-	FILE *f;
-
-	snprintf(m->dir, sizeof m->dir, "/tmp/login-cli-mock-XXXXXX");
-	assert_non_null(mkdtemp(m->dir));
-	pf = xasprintf("%s/port", m->dir);
-	m->log = xasprintf("%s/log.jsonl", m->dir);
-	m->pid = fork();
-	assert_true(m->pid >= 0);
-	if (m->pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		dup2(null, 1);
-		dup2(null, 2);
-		execlp("python3", "python3", "tests/integration/mock_chatgpt.py", "--port-file", pf,
-			"--log", m->log, a1, a2, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 500 && (f = fopen(pf, "re")) == NULL; i++)
-		usleep(10000);
-	assert_non_null(f);
-	assert_int_equal(fscanf(f, "%d", &m->port), 1);
-	fclose(f);
-	free(pf);
-}
-
-static int
-rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return (type == FTW_DP ? rmdir(path) : unlink(path)) == 0 ? 0 : -1;
-}
-
-static void
-mock_stop(struct mock *m)
-{
-	kill(m->pid, SIGTERM);
-	waitpid(m->pid, NULL, 0);
-	assert_int_equal(nftw(m->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
-	free(m->log);
-}
-
-/* The browser (the mock's --browse): follow url to its end; {status, url, ctype, body}. */
-static json_t *
-browse_url(const struct mock *m, const char *url)
-{
-	char *out = xasprintf("%s/browse.json", m->dir);
-	int st = 0;
-	pid_t pid = fork();
-	json_t *r;
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		execlp("python3", "python3", "tests/integration/mock_chatgpt.py", "--browse", url,
-			"--out", out, (char *)NULL);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	r = json_load_file(out, 0, NULL);
-	assert_non_null(r);
-	unlink(out);
-	free(out);
-	return r;
-}
-
 /* Run `app-server login ARG` (ARG NULL: none) with the mock as issuer, its stdout and stderr
  * in files of the mock's folder; the pid. */
 static pid_t
-cli_start(const struct mock *m, const char *home, const char *arg)
+cli_start(const struct mc_mock *m, const char *home, const char *arg)
 {
 	char *out = xasprintf("%s/cli.out", m->dir), *err = xasprintf("%s/cli.err", m->dir),
 	     *issuer = xasprintf("http://127.0.0.1:%d", m->port);
@@ -155,7 +79,7 @@ slurp(const char *path)
 
 /* The CLI's exit status, its stdout and stderr (heap). */
 static int
-cli_wait(const struct mock *m, pid_t pid, char **out, char **err)
+cli_wait(const struct mc_mock *m, pid_t pid, char **out, char **err)
 {
 	char *po = xasprintf("%s/cli.out", m->dir), *pe = xasprintf("%s/cli.err", m->dir);
 	int st = 0;
@@ -171,7 +95,7 @@ cli_wait(const struct mock *m, pid_t pid, char **out, char **err)
 
 /* The authorize URL the CLI printed on stderr, once it did (heap). */
 static char *
-cli_url(const struct mock *m)
+cli_url(const struct mc_mock *m)
 {
 	char *pe = xasprintf("%s/cli.err", m->dir), *text = NULL, *u, *end;
 
@@ -193,7 +117,7 @@ cli_url(const struct mock *m)
 static void
 test_cli_login(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	char home[] = "/tmp/device-cli-XXXXXX", *out, *err, *url, *path, *cancel, *port;
 	struct stat st;
 	json_t *b;
@@ -201,7 +125,7 @@ test_cli_login(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(home));
-	mock_start(&m, "--device-pending", "1");
+	mc_start(&m, "login-cli", "--device-pending", "1");
 	pid = cli_start(&m, home, "--device-auth");
 	assert_int_equal(cli_wait(&m, pid, &out, &err), 0);
 	assert_non_null(
@@ -221,7 +145,7 @@ test_cli_login(void **state)
 	url = cli_url(&m);
 	assert_non_null(strstr(url, "/oauth/authorize?response_type=code&client_id="));
 	assert_non_null(strstr(url, "&originator=codex_cli_rs"));
-	b = browse_url(&m, url);
+	b = mc_browse(&m, url, 0);
 	assert_int_equal(json_integer_value(json_object_get(b, "status")), 200);
 	json_decref(b);
 	assert_int_equal(cli_wait(&m, pid, &out, &err), 0);
@@ -240,7 +164,7 @@ test_cli_login(void **state)
 	url = cli_url(&m);
 	port = strstr(url, "127.0.0.1%3A") + 12;
 	cancel = xasprintf("http://127.0.0.1:%d/cancel", (int)strtol(port, NULL, 10));
-	b = browse_url(&m, cancel);
+	b = mc_browse(&m, cancel, 0);
 	json_decref(b);
 	assert_int_equal(cli_wait(&m, pid, &out, &err), 1);
 	assert_non_null(strstr(err, "instead.\nError logging in: Login cancelled\n"));
@@ -251,7 +175,7 @@ test_cli_login(void **state)
 	unlink(path);
 	free(path);
 	rmdir(home);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 int

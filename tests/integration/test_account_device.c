@@ -33,68 +33,15 @@
 
 #include "exec_util.h"
 #include "harness.h"
+#include "mock_chatgpt_util.h"
 #include "protocol/base64.h"
 #include "protocol/xmalloc.h"
 
 #define T 10000
 
-struct mock {
-	pid_t pid;
-	int port;
-	char dir[64];
-	char *log;
-};
-
-static void
-mock_start(struct mock *m, const char *a1, const char *a2)
-{
-	char *pf;
-	FILE *f;
-
-	snprintf(m->dir, sizeof m->dir, "/tmp/device-mock-XXXXXX");
-	assert_non_null(mkdtemp(m->dir));
-	pf = xasprintf("%s/port", m->dir);
-	m->log = xasprintf("%s/log.jsonl", m->dir);
-	m->pid = fork();
-	assert_true(m->pid >= 0);
-	if (m->pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		dup2(null, 1);
-		dup2(null, 2);
-		execlp("python3", "python3", "tests/integration/mock_chatgpt.py", "--port-file", pf,
-			"--log", m->log, a1, a2, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 500 && (f = fopen(pf, "re")) == NULL; i++)
-		usleep(10000);
-	assert_non_null(f);
-	assert_int_equal(fscanf(f, "%d", &m->port), 1);
-	fclose(f);
-	free(pf);
-}
-
-static int
-rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return (type == FTW_DP ? rmdir(path) : unlink(path)) == 0 ? 0 : -1;
-}
-
-static void
-mock_stop(struct mock *m)
-{
-	kill(m->pid, SIGTERM);
-	waitpid(m->pid, NULL, 0);
-	assert_int_equal(nftw(m->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
-	free(m->log);
-}
-
 /* The mock's log lines whose path is path, in order (a new array). */
 static json_t *
-mock_requests(const struct mock *m, const char *path)
+mock_requests(const struct mc_mock *m, const char *path)
 {
 	FILE *f = fopen(m->log, "re");
 	char line[1 << 16];
@@ -112,35 +59,11 @@ mock_requests(const struct mock *m, const char *path)
 	return out;
 }
 
-/* A fake JWT around payload (stolen). */
-static char *
-jwt(json_t *payload)
-{
-	char *raw = json_dumps(payload, JSON_COMPACT),
-	     *b = xmalloc(base64_encoded_len(strlen(raw)) + 1);
-
-	base64_encode(raw, strlen(raw), b);
-	b[base64_encoded_len(strlen(raw))] = '\0';
-	for (char *p = b; *p != '\0'; p++) {
-		if (*p == '+')
-			*p = '-';
-		else if (*p == '/')
-			*p = '_';
-		else if (*p == '=')
-			*p = '\0';
-	}
-	free(raw);
-	json_decref(payload);
-	raw = xasprintf("eyJhbGciOiJub25lIn0.%s.sig", b);
-	free(b);
-	return raw;
-}
-
 /* An access token of the mock's account, expiring in exp_in seconds (negative: expired). */
 static char *
 access_token(long exp_in, const char *marker)
 {
-	return jwt(json_pack("{s:I, s:s, s:s, s:{s:s, s:s, s:s}}", "exp",
+	return mc_jwt(json_pack("{s:I, s:s, s:s, s:{s:s, s:s, s:s}}", "exp",
 		(json_int_t)(time(NULL) + exp_in), "email", "ext@example.com", "marker", marker,
 		"https://api.openai.com/auth", "chatgpt_account_id", "acct-1", "chatgpt_plan_type",
 		"pro", "chatgpt_user_id", "user-1"));
@@ -149,13 +72,11 @@ access_token(long exp_in, const char *marker)
 /* A daemon whose issuer, backend and model requests are the mock's; extra: one more
  * environment entry or NULL. */
 static struct asc *
-spawn(const struct mock *m, const char *extra)
+spawn(const struct mc_mock *m, const char *extra)
 {
-	char *env[4], *toml, *path;
+	char *env[4];
 	struct asc_opts o = {0};
 	struct asc *c;
-	FILE *f;
-	json_t *r;
 
 	env[0] = xasprintf("CODEX_APP_SERVER_LOGIN_ISSUER=http://127.0.0.1:%d", m->port);
 	env[1] = "APP_SERVER_LOG=debug";
@@ -165,24 +86,9 @@ spawn(const struct mock *m, const char *extra)
 	o.capture_stderr = 1;
 	c = asc_spawn(&o);
 	mkdir(asc_codex_home(c), 0700);
-	toml = xasprintf("openai_base_url = \"http://127.0.0.1:%d/backend-api/codex\"\n"
-			 "chatgpt_base_url = \"http://127.0.0.1:%d/backend-api/\"\n"
-			 "model = \"gpt-5\"\n",
-		m->port, m->port);
-	path = xasprintf("%s/config.toml", asc_codex_home(c));
-	assert_non_null(f = fopen(path, "we"));
-	fputs(toml, f);
-	fclose(f);
-	r = asc_wait_response(c,
-		asc_request(c, "initialize",
-			json_pack("{s:{s:s, s:s}, s:{s:b}}", "clientInfo", "name", "t", "version",
-				"1", "capabilities", "experimentalApi", 1)),
-		T);
-	asc_assert_result(r);
-	json_decref(r);
+	mc_write_config(m, asc_codex_home(c));
+	mc_initialize(c);
 	free(env[0]);
-	free(toml);
-	free(path);
 	return c;
 }
 
@@ -239,7 +145,7 @@ expect_completed(struct asc *c, const char *id, const char *error, int timeout)
 static void
 test_device_signs_in(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	struct asc *c;
 	json_t *r, *res, *polls, *ex, *n;
 	char *path, *text, *err, *want;
@@ -248,7 +154,7 @@ test_device_signs_in(void **state)
 	double gap;
 
 	(void)state;
-	mock_start(&m, "--device-pending", "2");
+	mc_start(&m, "device", "--device-pending", "2");
 	c = spawn(&m, NULL);
 	r = device_start(c);
 	res = asc_assert_result(r);
@@ -302,20 +208,20 @@ test_device_signs_in(void **state)
 	json_decref(ex);
 	json_decref(r);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 /* The issuer's refusals, each with upstream's sentence and code. */
 static void
 test_device_failures(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	struct asc *c;
 	json_t *r;
 	char *id;
 
 	(void)state;
-	mock_start(&m, "--device-usercode-status", "404");
+	mc_start(&m, "device", "--device-usercode-status", "404");
 	c = spawn(&m, NULL);
 	r = device_start(c);
 	asc_assert_error(r, -32600,
@@ -323,9 +229,9 @@ test_device_failures(void **state)
 		"or verify the server URL.");
 	json_decref(r);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 
-	mock_start(&m, "--device-usercode-status", "500");
+	mc_start(&m, "device", "--device-usercode-status", "500");
 	c = spawn(&m, NULL);
 	r = device_start(c);
 	asc_assert_error(r, -32603,
@@ -333,9 +239,9 @@ test_device_failures(void **state)
 		"Internal Server Error");
 	json_decref(r);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 
-	mock_start(&m, "--device-poll-status", "500");
+	mc_start(&m, "device", "--device-poll-status", "500");
 	c = spawn(&m, NULL);
 	r = device_start(c);
 	id = xstrdup(json_string_value(json_object_get(asc_assert_result(r), "loginId")));
@@ -343,9 +249,9 @@ test_device_failures(void **state)
 	free(id);
 	json_decref(r);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 
-	mock_start(&m, "--exchange-fail", "invalid_grant");
+	mc_start(&m, "device", "--exchange-fail", "invalid_grant");
 	c = spawn(&m, NULL);
 	r = device_start(c);
 	id = xstrdup(json_string_value(json_object_get(asc_assert_result(r), "loginId")));
@@ -356,21 +262,21 @@ test_device_failures(void **state)
 	free(id);
 	json_decref(r);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 /* Cancel, a second start, and the poll's time cap end a pending sign-in. */
 static void
 test_device_cancel_replace_timeout(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	struct asc *c;
 	json_t *r, *r2, *cr;
 	char *id, *path;
 	struct stat st;
 
 	(void)state;
-	mock_start(&m, "--device-pending", "1000");
+	mc_start(&m, "device", "--device-pending", "1000");
 	c = spawn(&m, NULL);
 	r = device_start(c);
 	id = xstrdup(json_string_value(json_object_get(asc_assert_result(r), "loginId")));
@@ -406,29 +312,7 @@ test_device_cancel_replace_timeout(void **state)
 	json_decref(r);
 	free(id);
 	asc_free(c);
-	mock_stop(&m);
-}
-
-static char *
-thread_new(struct asc *c)
-{
-	json_t *r = asc_wait_response(
-		c, asc_request(c, "thread/start", json_pack("{s:s}", "cwd", "/tmp")), T);
-	char *id = xstrdup(json_string_value(
-		json_object_get(json_object_get(asc_assert_result(r), "thread"), "id")));
-
-	json_decref(r);
-	return id;
-}
-
-static void
-turn_start(struct asc *c, const char *tid)
-{
-	json_decref(asc_wait_response(c,
-		asc_request(c, "turn/start",
-			json_pack("{s:s, s:[{s:s, s:s}]}", "threadId", tid, "input", "type", "text",
-				"text", "hi")),
-		T));
+	mc_stop(&m);
 }
 
 /* Log in with the client's tokens (an expired access token): answer and notifications. */
@@ -458,7 +342,7 @@ external_login(struct asc *c, const char *token)
 static void
 test_external_tokens_refreshed(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	struct asc *c;
 	json_t *q, *p, *t, *r, *calls;
 	char *old = access_token(-10, "ext-old-secret"), *fresh = access_token(3600, "ext-new"),
@@ -466,7 +350,7 @@ test_external_tokens_refreshed(void **state)
 	struct stat st;
 
 	(void)state;
-	mock_start(&m, "--device-pending", "0");
+	mc_start(&m, "device", "--device-pending", "0");
 	c = spawn(&m, NULL);
 	external_login(c, old);
 	r = asc_wait_response(c, asc_request(c, "account/read", json_object()), T);
@@ -475,8 +359,8 @@ test_external_tokens_refreshed(void **state)
 		"ext@example.com");
 	json_decref(r);
 
-	tid = thread_new(c);
-	turn_start(c, tid);
+	tid = mc_thread_new(c);
+	mc_turn_start(c, tid);
 	q = server_request(c, "account/chatgptAuthTokens/refresh");
 	assert_non_null(q);
 	p = json_object_get(q, "params");
@@ -523,7 +407,7 @@ test_external_tokens_refreshed(void **state)
 	json_decref(t);
 	json_decref(q);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 /* The client refuses to renew, or does not answer in 10 s: the turn ends with upstream's
@@ -531,13 +415,13 @@ test_external_tokens_refreshed(void **state)
 static void
 test_external_refresh_refused(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	struct asc *c;
 	json_t *q, *t, *r, *err;
 	char *old = access_token(-10, "ext-old-secret"), *tid, *line;
 
 	(void)state;
-	mock_start(&m, "--device-pending", "0");
+	mc_start(&m, "device", "--device-pending", "0");
 	c = spawn(&m, NULL);
 	r = login_start(c,
 		json_pack("{s:s, s:s, s:s}", "type", "chatgptAuthTokens", "accessToken",
@@ -545,8 +429,8 @@ test_external_refresh_refused(void **state)
 	asc_assert_error(r, -32603, "failed to set external auth: invalid ID token format");
 	json_decref(r);
 	external_login(c, old);
-	tid = thread_new(c);
-	turn_start(c, tid);
+	tid = mc_thread_new(c);
+	mc_turn_start(c, tid);
 	q = server_request(c, "account/chatgptAuthTokens/refresh");
 	assert_non_null(q);
 	line = xasprintf("{\"id\":%lld,\"error\":{\"code\":-32000,\"message\":\"no token\"}}",
@@ -560,7 +444,7 @@ test_external_refresh_refused(void **state)
 	json_decref(q);
 
 	/* no answer at all: upstream's 10 s, then the turn ends */
-	turn_start(c, tid);
+	mc_turn_start(c, tid);
 	q = server_request(c, "account/chatgptAuthTokens/refresh");
 	t = asc_wait_notification(c, "turn/completed", 15000);
 	err = json_object_get(json_object_get(json_object_get(t, "params"), "turn"), "error");
@@ -572,7 +456,7 @@ test_external_refresh_refused(void **state)
 	free(tid);
 	free(old);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 int

@@ -32,88 +32,11 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "mock_chatgpt_util.h"
 #include "tests/helpers/skip_note.h"
 #include "protocol/xmalloc.h"
 
 #define T 10000
-
-struct mock {
-	pid_t pid;
-	int port;
-	char dir[64];
-	char *log;
-};
-
-static void
-mock_start(struct mock *m, const char *a1, const char *a2)
-{
-	char *pf;
-	FILE *f;
-
-	snprintf(m->dir, sizeof m->dir, "/tmp/login-mock-XXXXXX");
-	assert_non_null(mkdtemp(m->dir));
-	pf = xasprintf("%s/port", m->dir);
-	m->log = xasprintf("%s/log.jsonl", m->dir);
-	m->pid = fork();
-	assert_true(m->pid >= 0);
-	if (m->pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		dup2(null, 1);
-		dup2(null, 2);
-		execlp("python3", "python3", "tests/integration/mock_chatgpt.py", "--port-file", pf,
-			"--log", m->log, a1, a2, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 500 && (f = fopen(pf, "re")) == NULL; i++)
-		usleep(10000);
-	assert_non_null(f);
-	assert_int_equal(fscanf(f, "%d", &m->port), 1);
-	fclose(f);
-	free(pf);
-}
-
-static int
-rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return (type == FTW_DP ? rmdir(path) : unlink(path)) == 0 ? 0 : -1;
-}
-
-static void
-mock_stop(struct mock *m)
-{
-	kill(m->pid, SIGTERM);
-	waitpid(m->pid, NULL, 0);
-	assert_int_equal(nftw(m->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
-	free(m->log);
-}
-
-/* The browser: follow url to its end; {status, url, ctype, body}. */
-static json_t *
-browse(const struct mock *m, const char *url)
-{
-	char *out = xasprintf("%s/browse.json", m->dir);
-	int st = 0;
-	pid_t pid = fork();
-	json_t *r;
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		execlp("python3", "python3", "tests/integration/mock_chatgpt.py", "--browse", url,
-			"--out", out, (char *)NULL);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	r = json_load_file(out, 0, NULL);
-	assert_non_null(r);
-	unlink(out);
-	free(out);
-	return r;
-}
 
 /* A loopback port nobody listens on now. */
 static int
@@ -149,12 +72,11 @@ listen_on(int port)
 
 /* A daemon whose sign-in goes to the mock; port 0: the default (no override). */
 static struct asc *
-spawn(const struct mock *m, int port)
+spawn(const struct mc_mock *m, int port)
 {
 	char *env[4];
 	struct asc_opts o = {0};
 	struct asc *c;
-	json_t *r;
 
 	env[0] = xasprintf("CODEX_APP_SERVER_LOGIN_ISSUER=http://127.0.0.1:%d", m->port);
 	env[1] = "APP_SERVER_LOG=debug";
@@ -163,13 +85,7 @@ spawn(const struct mock *m, int port)
 	o.env = (const char *const *)env;
 	o.capture_stderr = 1;
 	c = asc_spawn(&o);
-	r = asc_wait_response(c,
-		asc_request(c, "initialize",
-			json_pack("{s:{s:s, s:s}, s:{s:b}}", "clientInfo", "name", "t", "version",
-				"1", "capabilities", "experimentalApi", 1)),
-		T);
-	asc_assert_result(r);
-	json_decref(r);
+	mc_initialize(c);
 	free(env[0]);
 	free(env[2]);
 	return c;
@@ -205,7 +121,7 @@ expect_completed(struct asc *c, const char *id, const char *error)
 static void
 test_browser_flow(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	int port = free_port(), fd;
 	struct asc *c;
 	json_t *msg, *b, *auth, *n;
@@ -214,7 +130,7 @@ test_browser_flow(void **state)
 	struct stat st;
 
 	(void)state;
-	mock_start(&m, "--api-key", "sk-exchanged");
+	mc_start(&m, "login", "--api-key", "sk-exchanged");
 	c = spawn(&m, port);
 	res = start(c, &msg);
 	assert_string_equal(json_string_value(json_object_get(res, "type")), "chatgpt");
@@ -230,7 +146,7 @@ test_browser_flow(void **state)
 		"&scope=openid+profile+email+offline_access+api.connectors.read+"
 		"api.connectors.invoke&id_token_add_organizations=true&codex_cli_simplified_flow="
 		"true&originator=t"));
-	b = browse(&m, json_string_value(json_object_get(res, "authUrl")));
+	b = mc_browse(&m, json_string_value(json_object_get(res, "authUrl")), 1);
 	assert_int_equal(json_integer_value(json_object_get(b, "status")), 200);
 	free(want);
 	want = xasprintf("http://127.0.0.1:%d/success?id_token=", port);
@@ -281,7 +197,7 @@ test_browser_flow(void **state)
 	json_decref(msg);
 	free(path);
 	free(want);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 /* Cancel: {status:"canceled"}, login/completed after it, the port free at once; again:
@@ -289,7 +205,7 @@ test_browser_flow(void **state)
 static void
 test_cancel(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	int port = free_port(), fd;
 	struct asc *c;
 	json_t *msg, *r;
@@ -297,7 +213,7 @@ test_cancel(void **state)
 	char *id;
 
 	(void)state;
-	mock_start(&m, NULL, NULL);
+	mc_start(&m, "login", NULL, NULL);
 	c = spawn(&m, port);
 	res = start(c, &msg);
 	id = xstrdup(json_string_value(json_object_get(res, "loginId")));
@@ -318,7 +234,7 @@ test_cancel(void **state)
 	json_decref(msg);
 	free(id);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 /* A second start drops the first (told before the second's answer); the first's URL is now
@@ -326,14 +242,14 @@ test_cancel(void **state)
 static void
 test_second_start(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	struct asc *c;
 	json_t *m1, *m2, *b;
 	const json_t *r1, *r2;
 	long long id2;
 
 	(void)state;
-	mock_start(&m, NULL, NULL);
+	mc_start(&m, "login", NULL, NULL);
 	c = spawn(&m, free_port());
 	r1 = start(c, &m1);
 	id2 = asc_request(c, "account/login/start", json_pack("{s:s}", "type", "chatgpt"));
@@ -343,18 +259,18 @@ test_second_start(void **state)
 	r2 = asc_assert_result(m2);
 	assert_string_not_equal(json_string_value(json_object_get(r1, "loginId")),
 		json_string_value(json_object_get(r2, "loginId")));
-	b = browse(&m, json_string_value(json_object_get(r1, "authUrl")));
+	b = mc_browse(&m, json_string_value(json_object_get(r1, "authUrl")), 1);
 	assert_int_equal(json_integer_value(json_object_get(b, "status")), 400);
 	assert_string_equal(json_string_value(json_object_get(b, "body")), "State mismatch");
 	json_decref(b);
-	b = browse(&m, json_string_value(json_object_get(r2, "authUrl")));
+	b = mc_browse(&m, json_string_value(json_object_get(r2, "authUrl")), 1);
 	assert_int_equal(json_integer_value(json_object_get(b, "status")), 200);
 	expect_completed(c, json_string_value(json_object_get(r2, "loginId")), NULL);
 	json_decref(b);
 	json_decref(m1);
 	json_decref(m2);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 /* A callback whose state is not ours: 400 "State mismatch", nothing written, the sign-in
@@ -362,17 +278,17 @@ test_second_start(void **state)
 static void
 test_wrong_state(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	struct asc *c;
 	json_t *msg, *b, *r;
 	const json_t *res;
 	char *path;
 
 	(void)state;
-	mock_start(&m, "--wrong-state", NULL);
+	mc_start(&m, "login", "--wrong-state", NULL);
 	c = spawn(&m, free_port());
 	res = start(c, &msg);
-	b = browse(&m, json_string_value(json_object_get(res, "authUrl")));
+	b = mc_browse(&m, json_string_value(json_object_get(res, "authUrl")), 1);
 	assert_int_equal(json_integer_value(json_object_get(b, "status")), 400);
 	assert_string_equal(json_string_value(json_object_get(b, "body")), "State mismatch");
 	path = xasprintf("%s/auth.json", asc_codex_home(c));
@@ -388,23 +304,23 @@ test_wrong_state(void **state)
 	json_decref(msg);
 	free(path);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 /* The issuer's refusals end the sign-in with upstream's sentences and its error page. */
 static void
 issuer_error(const char *a1, const char *a2, const char *page, const char *error)
 {
-	struct mock m;
+	struct mc_mock m;
 	struct asc *c;
 	json_t *msg, *b;
 	const json_t *res;
 	char *path;
 
-	mock_start(&m, a1, a2);
+	mc_start(&m, "login", a1, a2);
 	c = spawn(&m, free_port());
 	res = start(c, &msg);
-	b = browse(&m, json_string_value(json_object_get(res, "authUrl")));
+	b = mc_browse(&m, json_string_value(json_object_get(res, "authUrl")), 1);
 	assert_int_equal(json_integer_value(json_object_get(b, "status")), 200);
 	assert_string_equal(
 		json_string_value(json_object_get(b, "ctype")), "text/html; charset=utf-8");
@@ -418,7 +334,7 @@ issuer_error(const char *a1, const char *a2, const char *page, const char *error
 	json_decref(msg);
 	free(path);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 static void
@@ -438,7 +354,7 @@ test_issuer_errors(void **state)
 static void
 test_default_port_fallback(void **state)
 {
-	struct mock m;
+	struct mc_mock m;
 	struct asc *c;
 	json_t *msg;
 	const json_t *res;
@@ -458,7 +374,7 @@ test_default_port_fallback(void **state)
 		return;
 	}
 	close(fd2);
-	mock_start(&m, NULL, NULL);
+	mc_start(&m, "login", NULL, NULL);
 	c = spawn(&m, 0);
 	t0 = asc_now_ms();
 	msg = asc_wait_response(
@@ -480,7 +396,7 @@ test_default_port_fallback(void **state)
 	close(fd);
 	json_decref(msg);
 	asc_free(c);
-	mock_stop(&m);
+	mc_stop(&m);
 }
 
 int
