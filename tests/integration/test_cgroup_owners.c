@@ -166,42 +166,65 @@ cg_base(const char *dir)
  * meanwhile (another test run) would kill a survivor before the daemon under test could, so
  * the daemons of a kill -9 test get a parent of their own.
  */
+/* A new child of the test's own cgroup in hierarchy i (0 v2, 1 v1 pids); its path or NULL. */
 static char *
-cg_private_wrapper(struct asc *c, char **dir)
+cg_private_dir(int i)
 {
 	FILE *f = fopen("/proc/self/cgroup", "re");
-	const char *bin = getenv("APP_SERVER_BIN");
-	char line[4096], mnt[1024], root[1024], real[PATH_MAX], *own = NULL, *path;
-	const char *rel;
+	char line[4096], mnt[1024], root[1024], *own = NULL, *dir, *rel;
 	size_t rl;
 
-	*dir = NULL;
-	while (f != NULL && own == NULL && fgets(line, sizeof line, f) != NULL)
-		if (strncmp(line, "0::", 3) == 0) {
-			line[strcspn(line, "\n")] = '\0';
+	while (f != NULL && own == NULL && fgets(line, sizeof line, f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if (i == 0 && strncmp(line, "0::", 3) == 0)
 			own = xstrdup(line + 3);
-		}
+		else if (i == 1 && (rel = strstr(line, ":pids:")) != NULL)
+			own = xstrdup(rel + 6);
+	}
 	if (f != NULL)
 		fclose(f);
-	if (own == NULL || !cg_mount(0, mnt, root) ||
-		realpath(bin != NULL ? bin : "build/app-server", real) == NULL) {
+	if (own == NULL || !cg_mount(i, mnt, root)) {
 		free(own);
 		return NULL;
 	}
 	rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
 	rel = strlen(own) >= rl ? own + rl : "";
-	*dir = xasprintf("%s%s/asc-test-%d", mnt, strcmp(rel, "/") == 0 ? "" : rel, (int)getpid());
+	dir = xasprintf("%s%s/asc-test-%d", mnt, strcmp(rel, "/") == 0 ? "" : rel, (int)getpid());
 	free(own);
-	if (mkdir(*dir, 0755) != 0) {
-		free(*dir);
-		*dir = NULL;
+	if (mkdir(dir, 0755) != 0) {
+		free(dir);
 		return NULL;
 	}
+	return dir;
+}
+
+/*
+ * A wrapper that starts the daemon in cgroups of the test's own (dirs[0] v2, dirs[1] the v1
+ * pids hierarchy where the machine has one), NULL where none can be made. Every daemon sweeps
+ * the dead daemons' directories of its own parents at start-up: a daemon started anywhere
+ * else on the machine meanwhile (another test run) would kill a survivor before the daemon
+ * under test could, so the daemons of a kill -9 test get parents of their own, in each
+ * hierarchy they use.
+ */
+static char *
+cg_private_wrapper(struct asc *c, char *dirs[2])
+{
+	const char *bin = getenv("APP_SERVER_BIN");
+	char real[PATH_MAX], *path;
+	FILE *f;
+
+	dirs[0] = cg_private_dir(0);
+	dirs[1] = cg_private_dir(1);
+	if (dirs[0] == NULL || realpath(bin != NULL ? bin : "build/app-server", real) == NULL)
+		return NULL;
 	path = xasprintf("%s/in-cgroup.sh", asc_dir(c));
 	f = fopen(path, "w");
 	assert_non_null(f);
-	fprintf(f, "#!/bin/sh\necho $$ > '%s/cgroup.procs' || exit 1\nexec '%s' \"$@\"\n", *dir,
-		real);
+	fprintf(f, "#!/bin/sh\n");
+	for (int i = 0; i < 2; i++)
+		if (dirs[i] != NULL)
+			fprintf(f, "echo $$ > '%s/cgroup.procs' || exit 1\n", dirs[i]);
+	fprintf(f, "exec '%s' \"$@\"\n", real);
 	fclose(f);
 	assert_int_equal(chmod(path, 0755), 0);
 	return path;
@@ -256,7 +279,7 @@ test_survivors_of_kill9(void **state)
 {
 	struct asc *probe = xt_ready(), *a, *b;
 	struct cg_paths p;
-	char *script, *base, *wrapper, *priv = NULL;
+	char *script, *base, *wrapper, *priv[2] = {NULL, NULL};
 	long long id;
 	pid_t sleeper, sh;
 
@@ -265,12 +288,12 @@ test_survivors_of_kill9(void **state)
 		asc_free(probe);
 		skip_test("the daemon cannot make cgroups here (no writable cgroup v2 tree)");
 	}
-	wrapper = cg_private_wrapper(probe, &priv);
+	wrapper = cg_private_wrapper(probe, priv);
 	a = wrapper != NULL ? cg_ready_via(wrapper) : xt_ready();
 	cg_of_command(a, &p);
 	base = cg_base(p.dir[0] != NULL ? p.dir[0] : p.dir[1]);
-	if (priv != NULL && strstr(base, priv) == NULL)
-		fail_msg("the daemon's cgroup %s is not under %s", base, priv);
+	if (priv[0] != NULL && p.dir[0] != NULL && strstr(p.dir[0], priv[0]) == NULL)
+		fail_msg("the daemon's cgroup %s is not under %s", p.dir[0], priv[0]);
 	script = xasprintf("echo $$ > '%s/sh'; setsid sleep 300 </dev/null >/dev/null 2>&1 & "
 			   "echo $! > '%s/p'; sleep 300",
 		asc_dir(a), asc_dir(a));
@@ -301,7 +324,8 @@ test_survivors_of_kill9(void **state)
 	assert_int_equal(access(base, F_OK), -1);
 	asc_free(b);
 	asc_free(probe);
-	cg_private_remove(priv);
+	cg_private_remove(priv[0]);
+	cg_private_remove(priv[1]);
 	cg_paths_free(&p);
 	free(wrapper);
 	free(script);
