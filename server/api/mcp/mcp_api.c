@@ -34,13 +34,15 @@ json_t *
 mcp_api_servers(const struct config *cfg, const json_t *params)
 {
 	const json_t *over = json_object_get(params, "config"), *v;
-	json_t *all = json_object(), *cfgs = config_get(cfg, "mcp_servers"), *srv;
+	json_t *from = json_object(), *cfgs = config_get(cfg, "mcp_servers"), *srv, *all;
 	const char *k, *dot;
 	char *name;
 
 	if (config_error(cfg) == NULL && json_is_object(cfgs))
-		json_object_update(all, cfgs);
-	all = json_deep_copy(all) ?: json_object();
+		json_object_update(from, cfgs);
+	/* a copy of its own: the merges below must not change the cached config */
+	all = json_deep_copy(from) ?: json_object();
+	json_decref(from);
 	json_object_foreach((json_t *)json_object_get(over, "mcp_servers"), k, v)
 		mcp_api_merge(all, k, v);
 	json_object_foreach((json_t *)over, k, v)
