@@ -228,12 +228,13 @@ mcp_api_turn_begin(struct session *s, struct turn_thread *tt)
 {
 	struct mcp_api_thread *t = mcp_api_thread_find(s, tt->id);
 	struct config *own;
-	json_t *parsed, *now = json_object();
+	json_t *parsed, *now;
 	size_t i;
 
 	if (t == NULL || !t->stale)
 		return;
 	t->stale = 0;
+	now = json_object();
 	own = thread_settings_config(t->params, 1);
 	parsed = mcp_api_parsed(tt->id, own != NULL ? own : config_cache_get(), t->params);
 	config_free(own);
