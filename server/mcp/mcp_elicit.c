@@ -44,7 +44,7 @@ mcp_elicit_approval_params(const struct mcp_server *sv, const char *name, const 
 	const json_t *props = json_object_get(json_object_get(tool, "inputSchema"), "properties");
 	const char *mode = json_string_value(json_object_get(
 		json_object_get(json_object_get(sv->cfg, "tools"), name), "approval_mode"));
-	json_t *meta = json_pack("{s:s}", "codex_approval_kind", "mcp_tool_call"), *display;
+	json_t *meta = json_pack("{s:s}", "codex_approval_kind", "mcp_tool_call"), *display, *q;
 	const char *k;
 	char *msg;
 
@@ -68,9 +68,10 @@ mcp_elicit_approval_params(const struct mcp_server *sv, const char *name, const 
 	}
 	json_object_set_new(meta, "tool_params_display", display);
 	msg = xasprintf("Allow the %s MCP server to run tool \"%s\"?", sv->name, name);
-	return json_pack("{s:o, s:s+, s:s, s:{s:{}, s:s}, s:s}", "_meta", meta, "message", msg, "",
-		"mode", "form", "requestedSchema", "properties", "type", "object", "serverName",
-		sv->name);
+	q = json_pack("{s:o, s:s, s:s, s:{s:{}, s:s}, s:s}", "_meta", meta, "message", msg, "mode",
+		"form", "requestedSchema", "properties", "type", "object", "serverName", sv->name);
+	free(msg);
+	return q;
 }
 
 /* The action of a client's answer, or NULL. */
