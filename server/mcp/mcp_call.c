@@ -124,10 +124,8 @@ mcp_call_tool(struct mcp_set *s, size_t i, const char *tool, const json_t *args,
 	m = json_is_object(meta) ? json_deep_copy(meta) : json_object();
 	/* the progressToken is the request's id: the one mcp_conn_request gives it */
 	json_object_set_new(m, "progressToken", json_integer(sv->next_id));
-	params = json_pack("{s:o, s:s, s:O}", "_meta", m, "name", tool, "arguments",
-		json_is_object(args) ? args : json_object());
-	if (!json_is_object(args))
-		json_object_set_new(params, "arguments", json_object());
+	params = json_pack("{s:o, s:s, s:o}", "_meta", m, "name", tool, "arguments",
+		json_is_object(args) ? json_incref((json_t *)args) : json_object());
 	if (!cbs->ask)
 		return mcp_call_start(sv, "tools/call", params, cbs, cause);
 	if ((c = mcp_call_new(sv, cbs, cause)) == NULL) {
