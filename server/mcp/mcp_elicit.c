@@ -175,6 +175,18 @@ mcp_elicit_answered(void *ctx, int st, const json_t *value)
 	mcp_elicit_reply(e, mcp_elicit_action(st, value), value);
 }
 
+/* params' member key (a new reference), or dflt (owned) where it has none. */
+static json_t *
+mcp_elicit_or(const json_t *params, const char *key, json_t *dflt)
+{
+	json_t *v = json_object_get(params, key);
+
+	if (v == NULL)
+		return dflt;
+	json_decref(dflt);
+	return json_incref(v);
+}
+
 void
 mcp_elicit_forward(struct mcp_server *sv, const json_t *id, const json_t *params)
 {
@@ -185,16 +197,16 @@ mcp_elicit_forward(struct mcp_server *sv, const json_t *id, const json_t *params
 
 	e->sv = sv;
 	e->id = json_incref((json_t *)id);
-	q = json_pack("{s:O, s:O, s:O}", "_meta", json_object_get(params, "_meta") ?: json_null(),
-		"message", json_object_get(params, "message") ?: json_string(""), "mode",
-		json_is_string(mode) ? mode : json_string("form"));
+	q = json_pack("{s:o, s:o, s:o}", "_meta", mcp_elicit_or(params, "_meta", json_null()),
+		"message", mcp_elicit_or(params, "message", json_string("")), "mode",
+		json_is_string(mode) ? json_incref((json_t *)mode) : json_string("form"));
 	if (json_is_string(mode) && strcmp(json_string_value(mode), "url") == 0) {
-		json_object_set(q, "url", json_object_get(params, "url") ?: json_null());
-		json_object_set(q, "elicitationId",
-			json_object_get(params, "elicitationId") ?: json_null());
+		json_object_set_new(q, "url", mcp_elicit_or(params, "url", json_null()));
+		json_object_set_new(
+			q, "elicitationId", mcp_elicit_or(params, "elicitationId", json_null()));
 	} else
-		json_object_set(q, "requestedSchema",
-			json_object_get(params, "requestedSchema") ?: json_object());
+		json_object_set_new(q, "requestedSchema",
+			mcp_elicit_or(params, "requestedSchema", json_object()));
 	json_object_set_new(q, "serverName", json_string(sv->name));
 	if (s->o.ask == NULL || s->o.ask(s->o.arg, q, mcp_elicit_answered, e, &e->token) != 0) {
 		if (s->o.ask == NULL)
