@@ -112,66 +112,6 @@ dt_answer(void *arg, const json_t *req)
 	return r;
 }
 
-/* record.py's view of a turn: methods with item type and status, flags. */
-static json_t *
-dt_sequence(const json_t *msgs)
-{
-	json_t *seq = json_array(), *m, *p, *it, *st, *fl;
-	const char *meth;
-	size_t i, j;
-	char buf[256];
-
-	json_array_foreach(msgs, i, m)
-	{
-		if ((meth = json_string_value(json_object_get(m, "method"))) == NULL)
-			continue;
-		p = json_object_get(m, "params");
-		if (strcmp(meth, "item/started") == 0 || strcmp(meth, "item/completed") == 0) {
-			it = json_object_get(p, "item");
-			if (strcmp(json_string_value(json_object_get(it, "type")), "userMessage") ==
-				0)
-				continue;
-			snprintf(buf, sizeof buf, "%s:%s%s%s", meth,
-				json_string_value(json_object_get(it, "type")),
-				json_object_get(it, "status") != NULL ? ":" : "",
-				json_string_value(json_object_get(it, "status")) ?: "");
-		} else if (strcmp(meth, "thread/status/changed") == 0) {
-			st = json_object_get(p, "status");
-			snprintf(buf, sizeof buf, "%s:%s", meth,
-				json_string_value(json_object_get(st, "type")));
-			json_array_foreach(json_object_get(st, "activeFlags"), j, fl)
-			{
-				strncat(buf, ":", sizeof buf - strlen(buf) - 1);
-				strncat(buf, json_string_value(fl), sizeof buf - strlen(buf) - 1);
-			}
-		} else if (strcmp(meth, "turn/completed") == 0)
-			snprintf(buf, sizeof buf, "%s:%s", meth,
-				json_string_value(
-					json_object_get(json_object_get(p, "turn"), "status")));
-		else if (strcmp(meth, "turn/started") == 0 || strcmp(meth, "item/tool/call") == 0 ||
-			strcmp(meth, "item/tool/requestUserInput") == 0 ||
-			strcmp(meth, "serverRequest/resolved") == 0)
-			snprintf(buf, sizeof buf, "%s", meth);
-		else
-			continue;
-		json_array_append_new(seq, json_string(buf));
-	}
-	return seq;
-}
-
-/* Assert two JSON values equal, showing both when not. */
-static void
-dt_equal(const char *what, const json_t *want, const json_t *got)
-{
-	char *w, *g;
-
-	if (json_equal(want, got))
-		return;
-	w = json_dumps(want, JSON_COMPACT | JSON_ENCODE_ANY);
-	g = json_dumps(got, JSON_COMPACT | JSON_ENCODE_ANY);
-	fail_msg("%s differs from upstream's:\n  upstream: %s\n  ours:     %s", what, w, g);
-}
-
 /* A thread with the dynamic tools on f's daemon; its id becomes f's. */
 static void
 dt_thread(struct tt *f)
@@ -243,8 +183,9 @@ dt_run(const struct dt_case *c)
 	s.f = &f;
 	s.c = c;
 	msgs = tt_turn(&f, "hi", NULL, dt_answer, &s);
-	seq = dt_sequence(msgs);
-	dt_equal("the turn's sequence", json_object_get(want, "sequence"), seq);
+	seq = json_array();
+	tt_sequence(seq, msgs);
+	tt_assert_upstream("the turn's sequence", json_object_get(want, "sequence"), seq);
 	items = json_array();
 	json_array_foreach(msgs, i, it)
 	{
@@ -262,7 +203,7 @@ dt_run(const struct dt_case *c)
 		json_object_del(v, "durationMs");
 		json_array_append_new(items, v);
 	}
-	dt_equal("the dynamicToolCall items", json_object_get(want, "items"), items);
+	tt_assert_upstream("the dynamicToolCall items", json_object_get(want, "items"), items);
 	recs = mm_records(&f.mm);
 	wo = json_array();
 	json_array_foreach(json_object_get(want, "outputs"), i, it) json_array_append_new(wo,
@@ -279,21 +220,14 @@ dt_run(const struct dt_case *c)
 				pre, strlen(pre)),
 			0);
 	} else if (strcmp(c->name, "interrupt") != 0)
-		dt_equal("the outputs the model got", wo, v);
+		tt_assert_upstream("the outputs the model got", wo, v);
 	json_decref(v);
 	v = dt_tools(tt_request_body(recs, 0));
-	dt_equal("the dynamic tools offered", json_object_get(want, "tools"), v);
+	tt_assert_upstream("the dynamic tools offered", json_object_get(want, "tools"), v);
 	json_decref(v);
 	if (s.last_req != NULL && strcmp(c->name, "interrupt") == 0) {
 		/* A late answer: ignored, nothing more is reported. */
-		char *line =
-			xasprintf("{\"id\":%lld,\"result\":{\"contentItems\":[],\"success\":true}}",
-				(long long)json_integer_value(json_object_get(s.last_req, "id")));
-
-		assert_int_equal(asc_send_line(f.c, line), 0);
-		free(line);
-		assert_int_equal(asc_sync(f.c, asc_timeout(3000)), 0);
-		assert_null(asc_next(f.c, 200));
+		tt_late_answer(&f, s.last_req, "{\"contentItems\":[],\"success\":true}");
 	}
 	json_decref(wo);
 	json_decref(recs);
@@ -399,7 +333,8 @@ test_kept_across_resume(void **state)
 	want = json_load_file(FIXTURES "answer.json", 0, NULL);
 	assert_non_null(want);
 	v = dt_tools(tt_request_body(recs, json_array_size(recs) - 1));
-	dt_equal("the dynamic tools offered after resume", json_object_get(want, "tools"), v);
+	tt_assert_upstream(
+		"the dynamic tools offered after resume", json_object_get(want, "tools"), v);
 	json_decref(v);
 	json_decref(want);
 	json_decref(recs);

@@ -22,35 +22,6 @@
 	"{\"ev\":\"completed\"}]},{\"events\":[{\"ev\":\"created\"},{\"ev\":\"message\","          \
 	"\"id\":\"m2\",\"text\":\"done\"},{\"ev\":\"completed\"}]}],\"repeat\":true}"
 
-/* The texts of the last model request's user and assistant messages, "|"-joined (heap). */
-static char *
-rv_last_request(struct th *t)
-{
-	json_t *recs = mm_records(&t->mm), *body, *it, *c;
-	struct buf b;
-	size_t i, j;
-
-	assert_true(json_array_size(recs) > 0);
-	body = tt_request_body(recs, json_array_size(recs) - 1);
-	buf_init(&b, 1 << 20);
-	json_array_foreach(json_object_get(body, "input"), i, it)
-	{
-		const char *role = json_string_value(json_object_get(it, "role"));
-
-		if (role == NULL || (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0))
-			continue;
-		json_array_foreach(json_object_get(it, "content"), j, c)
-		{
-			const char *text = json_string_value(json_object_get(c, "text"));
-
-			if (text != NULL && text[0] != '<') /* not the environment context */
-				buf_printf(&b, "%s%s", b.len ? "|" : "", text);
-		}
-	}
-	json_decref(recs);
-	return buf_steal(&b, NULL);
-}
-
 /* A thread's turn ids by thread/read (loaded or not), space-separated (heap). */
 static char *
 rv_read_turns(struct asc *c, const char *id)
@@ -166,7 +137,7 @@ test_revert_then_resume_after_restart(void **state)
 
 	/* the next model request carries the first turn only, then the new one */
 	th_turn(&t, id, "fourth");
-	req = rv_last_request(&t);
+	req = th_last_request(&t);
 	assert_string_equal(req, "first|done|fourth");
 	free(req);
 	turns = rv_read_turns(t.c, id);
@@ -192,7 +163,7 @@ test_revert_then_resume_after_restart(void **state)
 	assert_string_equal(want, turns);
 	free(want);
 	th_turn(&t, id, "fifth");
-	req = rv_last_request(&t);
+	req = th_last_request(&t);
 	assert_string_equal(req, "first|done|fourth|done|fifth");
 	free(req);
 
@@ -205,7 +176,7 @@ test_revert_then_resume_after_restart(void **state)
 	json_decref(r);
 	json_decref(asc_wait_notification(t.c, "thread/reverted", asc_timeout(TH_MS)));
 	th_turn(&t, id, "sixth");
-	req = rv_last_request(&t);
+	req = th_last_request(&t);
 	assert_string_equal(req, "sixth");
 	free(req);
 	free(turns);
@@ -265,7 +236,7 @@ test_revert_running_turn(void **state)
 	assert_string_equal(req, turns);
 	free(req);
 	th_turn(&t, id, "third");
-	req = rv_last_request(&t);
+	req = th_last_request(&t);
 	assert_string_equal(req, "first|done|third");
 	free(req);
 	free(turns);
@@ -313,7 +284,7 @@ test_inject_items_then_turn_and_restart(void **state)
 	assert_int_equal(json_object_size(asc_assert_result(r)), 0);
 	json_decref(r);
 	th_turn(&t, id, "second");
-	req = rv_last_request(&t);
+	req = th_last_request(&t);
 	assert_string_equal(req, "first|done|injected one|injected two|second");
 	free(req);
 
@@ -329,7 +300,7 @@ test_inject_items_then_turn_and_restart(void **state)
 	asc_assert_result(r);
 	json_decref(r);
 	th_turn(&t, id, "third");
-	req = rv_last_request(&t);
+	req = th_last_request(&t);
 	assert_string_equal(req, "first|done|injected one|injected two|second|late|third");
 	free(req);
 	free(id);

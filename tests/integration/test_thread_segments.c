@@ -65,35 +65,6 @@ seg_text(const json_t *v, const char *home)
 	return out;
 }
 
-/* The texts of the last model request's user and assistant messages, "|"-joined (heap). */
-static char *
-seg_last_request(struct th *t)
-{
-	json_t *recs = mm_records(&t->mm), *body, *it, *c;
-	struct buf b;
-	size_t i, j;
-
-	assert_true(json_array_size(recs) > 0);
-	body = tt_request_body(recs, json_array_size(recs) - 1);
-	buf_init(&b, 1 << 20);
-	json_array_foreach(json_object_get(body, "input"), i, it)
-	{
-		const char *role = json_string_value(json_object_get(it, "role"));
-
-		if (role == NULL || (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0))
-			continue;
-		json_array_foreach(json_object_get(it, "content"), j, c)
-		{
-			const char *text = json_string_value(json_object_get(c, "text"));
-
-			if (text != NULL && text[0] != '<') /* not the environment context */
-				buf_printf(&b, "%s%s", b.len ? "|" : "", text);
-		}
-	}
-	json_decref(recs);
-	return buf_steal(&b, NULL);
-}
-
 static void
 test_upstream_segments_read(void **state)
 {
@@ -143,7 +114,7 @@ test_upstream_segments_read(void **state)
 	asc_assert_result(r);
 	json_decref(r);
 	th_turn(&t, SEG_TID, "five");
-	req = seg_last_request(&t);
+	req = th_last_request(&t);
 	assert_string_equal(req, "one|reply 0|four|reply 3|five");
 	free(req);
 	json_decref(want);

@@ -66,64 +66,14 @@ ui_answer(void *arg, const json_t *req)
 	return json_deep_copy(a);
 }
 
-/* record.py's view of the turns: methods with item type and status, status flags. */
-static void
-ui_sequence(json_t *seq, const json_t *msgs)
-{
-	json_t *m, *p, *it, *st, *fl;
-	const char *meth;
-	size_t i, j;
-	char buf[256];
-
-	json_array_foreach(msgs, i, m)
-	{
-		if ((meth = json_string_value(json_object_get(m, "method"))) == NULL)
-			continue;
-		p = json_object_get(m, "params");
-		if (strcmp(meth, "item/started") == 0 || strcmp(meth, "item/completed") == 0) {
-			it = json_object_get(p, "item");
-			if (strcmp(json_string_value(json_object_get(it, "type")), "userMessage") ==
-				0)
-				continue;
-			snprintf(buf, sizeof buf, "%s:%s%s%s", meth,
-				json_string_value(json_object_get(it, "type")),
-				json_object_get(it, "status") != NULL ? ":" : "",
-				json_string_value(json_object_get(it, "status")) ?: "");
-		} else if (strcmp(meth, "thread/status/changed") == 0) {
-			st = json_object_get(p, "status");
-			snprintf(buf, sizeof buf, "%s:%s", meth,
-				json_string_value(json_object_get(st, "type")));
-			json_array_foreach(json_object_get(st, "activeFlags"), j, fl)
-			{
-				strncat(buf, ":", sizeof buf - strlen(buf) - 1);
-				strncat(buf, json_string_value(fl), sizeof buf - strlen(buf) - 1);
-			}
-		} else if (strcmp(meth, "turn/completed") == 0)
-			snprintf(buf, sizeof buf, "%s:%s", meth,
-				json_string_value(
-					json_object_get(json_object_get(p, "turn"), "status")));
-		else if (strcmp(meth, "turn/started") == 0 ||
-			strcmp(meth, "item/tool/requestUserInput") == 0 ||
-			strcmp(meth, "serverRequest/resolved") == 0)
-			snprintf(buf, sizeof buf, "%s", meth);
-		else
-			continue;
-		json_array_append_new(seq, json_string(buf));
-	}
-}
-
-/* Assert two JSON values equal, showing both when not. */
+/* tt_assert_upstream with the scenario's name in front. */
 static void
 ui_equal(const char *name, const char *what, const json_t *want, const json_t *got)
 {
-	char *w, *g;
+	char *label = xasprintf("%s: %s", name, what);
 
-	if (json_equal(want, got))
-		return;
-	w = json_dumps(want, JSON_COMPACT | JSON_ENCODE_ANY);
-	g = json_dumps(got, JSON_COMPACT | JSON_ENCODE_ANY);
-	fail_msg("%s: %s differs from upstream's:\n  upstream: %s\n  ours:     %s", name, what, w,
-		g);
+	tt_assert_upstream(label, want, got);
+	free(label);
 }
 
 /* Whether text starts with prefix. */
@@ -211,7 +161,7 @@ ui_run(const char *name)
 		s.turn_id = json_string_value(
 			json_object_get(json_object_get(asc_assert_result(r), "turn"), "id"));
 		msgs = tt_collect(&f, ui_answer, &s);
-		ui_sequence(seq, msgs);
+		tt_sequence(seq, msgs);
 		json_decref(msgs);
 		json_decref(r);
 		s.turn_id = NULL;
@@ -249,13 +199,7 @@ ui_run(const char *name)
 	}
 	if (s.last_req != NULL && strcmp(name, "interrupt") == 0) {
 		/* A late answer: ignored, nothing more is reported. */
-		char *line = xasprintf("{\"id\":%lld,\"result\":{\"answers\":{}}}",
-			(long long)json_integer_value(json_object_get(s.last_req, "id")));
-
-		assert_int_equal(asc_send_line(f.c, line), 0);
-		free(line);
-		assert_int_equal(asc_sync(f.c, asc_timeout(3000)), 0);
-		assert_null(asc_next(f.c, 200));
+		tt_late_answer(&f, s.last_req, "{\"answers\":{}}");
 	}
 	json_decref(recs);
 	json_decref(s.requests);

@@ -146,3 +146,31 @@ th_ids(const json_t *result)
 	}
 	return buf_steal(&b, NULL);
 }
+
+char *
+th_last_request(struct th *t)
+{
+	json_t *recs = mm_records(&t->mm), *body, *it, *c;
+	struct buf b;
+	size_t i, j;
+
+	assert_true(json_array_size(recs) > 0);
+	body = tt_request_body(recs, json_array_size(recs) - 1);
+	buf_init(&b, 1 << 20);
+	json_array_foreach(json_object_get(body, "input"), i, it)
+	{
+		const char *role = json_string_value(json_object_get(it, "role"));
+
+		if (role == NULL || (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0))
+			continue;
+		json_array_foreach(json_object_get(it, "content"), j, c)
+		{
+			const char *text = json_string_value(json_object_get(c, "text"));
+
+			if (text != NULL && text[0] != '<') /* not the environment context */
+				buf_printf(&b, "%s%s", b.len ? "|" : "", text);
+		}
+	}
+	json_decref(recs);
+	return buf_steal(&b, NULL);
+}

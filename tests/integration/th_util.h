@@ -36,5 +36,7 @@ char *th_new(struct th *t, json_t *extra);
 void th_turn(struct th *t, const char *id, const char *text);
 /* The ids of a list answer's data, in order, as one space-separated string (heap). */
 char *th_ids(const json_t *result);
+/* The texts of the last model request's user and assistant messages, "|"-joined (heap). */
+char *th_last_request(struct th *t);
 
 #endif

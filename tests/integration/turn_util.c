@@ -553,3 +553,72 @@ tt_call(struct tt *f, const char *method, json_t *params)
 
 	return asc_wait_response(f->c, id, asc_timeout(10000));
 }
+
+void
+tt_sequence(json_t *seq, const json_t *msgs)
+{
+	json_t *m, *p, *it, *st, *fl;
+	const char *meth;
+	size_t i, j;
+	char buf[256];
+
+	json_array_foreach(msgs, i, m)
+	{
+		if ((meth = json_string_value(json_object_get(m, "method"))) == NULL)
+			continue;
+		p = json_object_get(m, "params");
+		if (strcmp(meth, "item/started") == 0 || strcmp(meth, "item/completed") == 0) {
+			it = json_object_get(p, "item");
+			if (strcmp(json_string_value(json_object_get(it, "type")), "userMessage") ==
+				0)
+				continue;
+			snprintf(buf, sizeof buf, "%s:%s%s%s", meth,
+				json_string_value(json_object_get(it, "type")),
+				json_object_get(it, "status") != NULL ? ":" : "",
+				json_string_value(json_object_get(it, "status")) ?: "");
+		} else if (strcmp(meth, "thread/status/changed") == 0) {
+			st = json_object_get(p, "status");
+			snprintf(buf, sizeof buf, "%s:%s", meth,
+				json_string_value(json_object_get(st, "type")));
+			json_array_foreach(json_object_get(st, "activeFlags"), j, fl)
+			{
+				strncat(buf, ":", sizeof buf - strlen(buf) - 1);
+				strncat(buf, json_string_value(fl), sizeof buf - strlen(buf) - 1);
+			}
+		} else if (strcmp(meth, "turn/completed") == 0)
+			snprintf(buf, sizeof buf, "%s:%s", meth,
+				json_string_value(
+					json_object_get(json_object_get(p, "turn"), "status")));
+		else if (strcmp(meth, "turn/started") == 0 || strcmp(meth, "item/tool/call") == 0 ||
+			strcmp(meth, "item/tool/requestUserInput") == 0 ||
+			strcmp(meth, "serverRequest/resolved") == 0)
+			snprintf(buf, sizeof buf, "%s", meth);
+		else
+			continue;
+		json_array_append_new(seq, json_string(buf));
+	}
+}
+
+void
+tt_assert_upstream(const char *what, const json_t *want, const json_t *got)
+{
+	char *w, *g;
+
+	if (json_equal(want, got))
+		return;
+	w = json_dumps(want, JSON_COMPACT | JSON_ENCODE_ANY);
+	g = json_dumps(got, JSON_COMPACT | JSON_ENCODE_ANY);
+	fail_msg("%s differs from upstream's:\n  upstream: %s\n  ours:     %s", what, w, g);
+}
+
+void
+tt_late_answer(struct tt *f, const json_t *req, const char *result)
+{
+	char *line = xasprintf("{\"id\":%lld,\"result\":%s}",
+		(long long)json_integer_value(json_object_get(req, "id")), result);
+
+	assert_int_equal(asc_send_line(f->c, line), 0);
+	free(line);
+	assert_int_equal(asc_sync(f->c, asc_timeout(3000)), 0);
+	assert_null(asc_next(f->c, 200));
+}

@@ -99,6 +99,15 @@ json_t *tt_item(const json_t *msgs, const char *type, size_t n);
 long tt_index(const json_t *msgs, const char *method);
 /* turn/completed's turn (borrowed). */
 json_t *tt_completed(const json_t *msgs);
+/*
+ * Recorded scenarios (the fixtures upstream was recorded in, record.py's view of a turn): append to
+ * seq the methods of msgs with item type and status, thread status flags and the turn's status.
+ */
+void tt_sequence(json_t *seq, const json_t *msgs);
+/* Assert two JSON values equal, showing both as ours and upstream's when not (what: a label). */
+void tt_assert_upstream(const char *what, const json_t *want, const json_t *got);
+/* Answer the server request req late with result (JSON text): nothing more may be reported. */
+void tt_late_answer(struct tt *f, const json_t *req, const char *result);
 /* A path in the workspace (heap). */
 char *tt_path(const struct tt *f, const char *name);
 /* The text of a file, or NULL (heap). */
