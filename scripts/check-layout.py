@@ -21,7 +21,7 @@ Rooms and who may include whom (a room's sub-folders are part of it):
   server/mockmodel/   protocol/, io/, config/
   server/api/         everything but mockmodel/: where the protocol meets the engine
   server/main.c, server/daemon.c: everything (the wiring)
-  clients/cli/        protocol/, io/
+  clients/cli/        protocol/, io/, config/ (digest.h: the WebSocket key's SHA-1)
 
 Inside a room (server/agent/ and server/agent/patch/, ...): a sub-folder inherits its room's
 rules; the room's top and its sub-folders include each other's public headers; an internal
@@ -65,7 +65,7 @@ ALLOW = {
                    'server/thread', 'server/fs', 'server/skills', 'server/mcp', 'server/agent',
                    'server/hooks'},
     'server': None,  # main.c and daemon.c: anything
-    'clients/cli': {'protocol', 'server/io'},
+    'clients/cli': {'protocol', 'server/io', 'server/config'},
 }
 MAX_FILES = 20
 MAX_LINES = 5000

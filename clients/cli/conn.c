@@ -1,7 +1,8 @@
 /*
  * The JSON-RPC side of app-client's connection (see conn.h): requests with completion
  * callbacks, -32001 retried with backoff and jitter, notifications and server requests to the
- * hooks, one JSON message per line in both directions.
+ * hooks, one JSON message per line in both directions (per text message over --connect's
+ * WebSocket, conn_ws.c).
  *
  * Loop rules: every message enters the output queue (server/io/outq) as one whole line, so
  * nothing interleaves; stdout is read until EAGAIN (at most CONN_READS reads per callback) and
@@ -34,6 +35,24 @@
 static void conn_out_cb(struct ev_loop *loop, ev_io *w, int revents);
 static void conn_retry_cb(struct ev_loop *loop, ev_timer *w, int revents);
 
+/* Where conn_spawn connects instead of spawning (conn_set_target), or NULL. */
+static const char *conn_target_url, *conn_target_token;
+
+/* Connect to a listening daemon from now on (url borrowed, token too); NULL: spawn. */
+void
+conn_set_target(const char *url, const char *token)
+{
+	conn_target_url = url;
+	conn_target_token = token;
+}
+
+/* True while messages can still be sent. */
+static int
+conn_open(const struct conn *c)
+{
+	return !c->finished && (c->ws != NULL ? !c->out_eof : c->in_fd >= 0);
+}
+
 /* Queue one message as one line. */
 static void
 conn_write(struct conn *c, json_t *msg)
@@ -42,11 +61,21 @@ conn_write(struct conn *c, json_t *msg)
 	size_t len;
 	char *dst;
 
-	if (text == NULL || c->q == NULL || c->in_fd < 0) {
+	if (text == NULL || !conn_open(c)) {
 		free(text);
 		return;
 	}
 	len = strlen(text);
+	if (c->ws != NULL) {
+		(void)conn_ws_send(
+			c, text, len); /* a failure ends the connection: `closed` says why */
+		free(text);
+		return;
+	}
+	if (c->q == NULL) {
+		free(text);
+		return;
+	}
 	dst = outq_reserve(c->q, len + 1);
 	memcpy(dst, text, len);
 	dst[len] = '\n';
@@ -65,6 +94,13 @@ conn_spawn(struct ev_loop *loop, const struct conn_hooks *hooks, char **cause)
 	c->in_fd = c->out_fd = c->err_fd = -1;
 	c->next_id = 1;
 	buf_init(&c->err_tail, CONN_STDERR_KEEP);
+	if (conn_target_url != NULL) {
+		if (conn_ws_start(c, conn_target_url, conn_target_token, cause) != 0) {
+			conn_free(c);
+			return NULL;
+		}
+		return c;
+	}
 	if (conn_proc_start(c, cause) != 0) {
 		conn_free(c);
 		return NULL;
@@ -95,7 +131,7 @@ conn_request(struct conn *c, const char *method, json_t *params, conn_cb cb, voi
 {
 	struct conn_req *r;
 
-	if (c->finished || c->in_fd < 0) {
+	if (!conn_open(c)) {
 		json_decref(params);
 		return -EPIPE;
 	}
@@ -248,18 +284,28 @@ static int
 conn_line_cb(void *arg, const char *line, size_t len, int oversized)
 {
 	struct conn *c = arg;
-	json_t *msg, *id;
-	const char *method;
 
 	if (oversized) {
 		free(c->why);
 		c->why = xasprintf("a line from app-server exceeds %u bytes", CONN_MAX_LINE);
-		kill(c->pid, SIGKILL);
+		if (c->pid > 0)
+			kill(c->pid, SIGKILL);
 		return 1;
 	}
+	conn_dispatch(c, line, len);
+	return 0;
+}
+
+/* conn.c: one message from the daemon (a line without its newline), routed by its shape. */
+void
+conn_dispatch(struct conn *c, const char *line, size_t len)
+{
+	json_t *msg, *id;
+	const char *method;
+
 	if ((msg = json_loadb(line, len, 0, NULL)) == NULL || !json_is_object(msg)) {
 		json_decref(msg);
-		return 0; /* not a message: nothing to route */
+		return; /* not a message: nothing to route */
 	}
 	method = json_string_value(json_object_get(msg, "method"));
 	id = json_object_get(msg, "id");
@@ -270,7 +316,6 @@ conn_line_cb(void *arg, const char *line, size_t len, int oversized)
 	else if (method == NULL && json_is_integer(id))
 		conn_on_response(c, msg);
 	json_decref(msg);
-	return 0;
 }
 
 /* The daemon's stdout: read until EAGAIN (or CONN_READS reads), dispatch whole lines. */
@@ -311,7 +356,7 @@ conn_check_finished(struct conn *c)
 	if (!c->reaped || !c->out_eof || c->finished)
 		return;
 	c->finished = 1;
-	why = conn_proc_why(c);
+	why = c->ws != NULL ? conn_ws_why(c) : conn_proc_why(c);
 	while ((r = c->reqs) != NULL) {
 		c->reqs = r->next;
 		if (r->cb != NULL)
@@ -327,6 +372,10 @@ conn_check_finished(struct conn *c)
 void
 conn_close(struct conn *c)
 {
+	if (c->ws != NULL) {
+		conn_ws_close(c);
+		return;
+	}
 	if (c->in_fd < 0)
 		return;
 	if (c->q != NULL) {
@@ -353,7 +402,9 @@ conn_free(struct conn *c)
 
 	if (c == NULL)
 		return;
-	conn_close(c);
+	if (c->ws == NULL)
+		conn_close(c);
+	conn_ws_free(c);
 	conn_proc_stop(c);
 	if (c->out_fd >= 0) {
 		ev_io_stop(c->loop, &c->out_io);

@@ -1,5 +1,6 @@
 /*
- * One JSON-RPC connection to a daemon that app-client spawns as its child, shared by every
+ * One JSON-RPC connection to a daemon that app-client spawns as its child (or reaches on a
+ * socket, --connect), shared by every
  * subcommand (exec now; chat and threads later). Requests carry a completion callback; -32001
  * answers are retried with backoff and jitter; notifications and server-to-client requests go to
  * the hooks. When the daemon is gone the `closed` hook says why in one line, and every pending
@@ -33,8 +34,15 @@ struct conn_hooks {
 typedef void (*conn_cb)(void *arg, json_t *result, json_t *error);
 
 /*
+ * conn_spawn connects from now on to a daemon listening on url (ws://HOST:PORT or
+ * unix:///PATH, its --listen), with the bearer token its --ws-auth asks for (may be NULL);
+ * both borrowed for the program's life. url NULL: spawn again.
+ */
+void conn_set_target(const char *url, const char *token);
+/*
  * Start the daemon: $APP_SERVER_BIN, else app-server next to this program, else app-server on
- * PATH; it gets its own session so terminal signals do not reach it. NULL with *cause.
+ * PATH; it gets its own session so terminal signals do not reach it. With conn_set_target, connect
+ * to that daemon instead (blocking at most 10 s for the connect and the upgrade). NULL with *cause.
  */
 struct conn *conn_spawn(struct ev_loop *loop, const struct conn_hooks *hooks, char **cause);
 /* Send a request (params stolen, NULL for {}); 0, or -EPIPE when the connection is closed. */

@@ -41,8 +41,13 @@ class Options:
     capabilities: Mapping[str, Any] | None = None
     stderr: str = "pipe"  # "pipe" (kept for error messages), "inherit" or "ignore"
     retry: RetryPolicy | None = field(default_factory=RetryPolicy)
-    max_line_bytes: int = 512 * 1024 * 1024
+    max_line_bytes: int = 512 * 1024 * 1024  # also the ceiling of one WebSocket message
     shutdown_timeout: float = 5.0
+    #: Connect to a running daemon (ws://HOST:PORT or unix:///PATH) instead of spawning one.
+    url: str | None = None
+    #: The bearer token the daemon's --ws-auth asks for (sent in the upgrade's Authorization).
+    token: str | None = None
+    connect_timeout: float = 10.0
 
     def command(self) -> list[str]:
         binary = self.binary or os.environ.get("APP_SERVER_BIN") or "app-server"
@@ -123,6 +128,13 @@ def closed_error(returncode: int | None, stderr_tail: bytes, start_error: str | 
         why = f"app-server exited with status {returncode}"
     tail = "\n".join(stderr_tail.decode("utf-8", "replace").strip().splitlines()[-5:])
     return ConnectionClosedError(f"{why}; its stderr ends with:\n{tail}" if tail else why, returncode)
+
+
+def socket_closed_error(url: str, code: int | None, reason: str) -> ConnectionClosedError:
+    """Why a connection to a listening daemon ended: its close status, or the socket's end."""
+    if code is None or code == 1006:
+        return ConnectionClosedError(f"the connection to {url} ended without a close frame")
+    return ConnectionClosedError(f"the daemon at {url} closed the connection ({code}{': ' + reason if reason else ''})")
 
 
 def error_reply(req_id: Any, code: int, message: str) -> dict[str, Any]:

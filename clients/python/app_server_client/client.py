@@ -1,4 +1,5 @@
-"""The synchronous client: a daemon spawned as a child process, spoken to from any thread.
+"""The synchronous client: a daemon spawned as a child process (spawn()), or one already
+listening on ws:// or unix:// (connect(), _ws.py), spoken to from any thread.
 
 Threads and the rules they keep:
 - The reader thread reads stdout, splits lines and routes each message in arrival order:
@@ -13,8 +14,9 @@ Threads and the rules they keep:
   for its answer, so a consumer that calls request() inside its loop never stalls. Output of
   an exec nobody iterates is held until its result (pass streamStdoutStderr=False to get it in
   the result instead).
-- The connection is over when stdout reached EOF and the process was reaped; then every pending
-  request fails with ConnectionClosedError naming the exit status and the end of stderr.
+- The connection is over when stdout reached EOF and the process was reaped (or the socket's
+  close handshake ended, or the socket did); then every pending request fails with
+  ConnectionClosedError naming the exit status and the end of stderr (or the close status).
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ import subprocess
 import threading
 from typing import Any, Callable, Iterator
 
-from . import _common
+from . import _common, _ws
 from ._common import ExecChunk, Options, TurnEvent
 from ._lines import LineSplitter, LineTooLongError
 from .errors import ConnectionClosedError, INTERNAL_ERROR, METHOD_NOT_FOUND, OVERLOADED, RpcError, RequestTimeoutError
@@ -39,17 +41,30 @@ _serial = itertools.count(1)
 
 
 class Connection(RequestMethods):
-    """A daemon and its JSON-RPC connection. Use spawn() to also complete initialize."""
+    """A daemon and its JSON-RPC connection. Use spawn() or connect() to also complete initialize.
+
+    With options.url (ws://HOST:PORT or unix:///PATH) it connects to a running daemon instead
+    of spawning one; everything else works the same.
+    """
 
     def __init__(self, options: Options | None = None, **kw: Any) -> None:
         self._opts = options or Options(**kw)
-        cmd = self._opts.command()
-        stderr = {"pipe": subprocess.PIPE, "inherit": None, "ignore": subprocess.DEVNULL}[self._opts.stderr]
-        try:
-            self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                          env=self._opts.environment(), cwd=self._opts.cwd, bufsize=0)
-        except OSError as e:
-            raise ConnectionClosedError(f"cannot run app-server ({cmd[0]}): {e.strerror or e}") from e
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._ws: _ws.WebSocket | None = None
+        if self._opts.url is not None:
+            try:
+                self._ws = _ws.WebSocket(self._opts.url, self._opts.token, self._opts.connect_timeout,
+                                         self._opts.max_line_bytes)
+            except (OSError, ValueError) as e:
+                raise ConnectionClosedError(f"cannot connect to {self._opts.url}: {e}") from e
+        else:
+            cmd = self._opts.command()
+            stderr = {"pipe": subprocess.PIPE, "inherit": None, "ignore": subprocess.DEVNULL}[self._opts.stderr]
+            try:
+                self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                              env=self._opts.environment(), cwd=self._opts.cwd, bufsize=0)
+            except OSError as e:
+                raise ConnectionClosedError(f"cannot run app-server ({cmd[0]}): {e.strerror or e}") from e
         self.initialize_result: dict[str, Any] | None = None
         self.on_error: Callable[[BaseException], None] = lambda e: None
         self._cond = threading.Condition()  # guards everything below; wakes a paused reader
@@ -68,12 +83,13 @@ class Connection(RequestMethods):
         self._stderr_size = 0
         self._dispatch: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._stderr_thread = None
-        if self._proc.stderr is not None:
+        if self._proc is not None and self._proc.stderr is not None:
             self._stderr_thread = threading.Thread(target=self._stderr_loop, daemon=True)
             self._stderr_thread.start()
         self._dispatcher = threading.Thread(target=self._dispatch_loop, daemon=True)
         self._dispatcher.start()
-        self._reader = threading.Thread(target=self._read_loop, daemon=True)
+        loop = self._read_loop if self._ws is None else self._read_socket_loop
+        self._reader = threading.Thread(target=loop, daemon=True)
         self._reader.start()
 
     # --- the public API -----------------------------------------------------------------
@@ -135,7 +151,8 @@ class Connection(RequestMethods):
         return self._closed
 
     @property
-    def process(self) -> subprocess.Popen[bytes]:
+    def process(self) -> subprocess.Popen[bytes] | None:
+        """The spawned daemon (None when connected to a listening one)."""
         return self._proc
 
     @property
@@ -144,11 +161,18 @@ class Connection(RequestMethods):
             return b"".join(self._stderr_tail).decode("utf-8", "replace")
 
     def close(self, timeout: float | None = None) -> int:
-        """Close stdin, wait for the daemon to exit, kill it after the deadline; its status."""
+        """Close stdin, wait for the daemon to exit, kill it after the deadline; its status.
+
+        Connected to a listening daemon: the close handshake (1000), the socket shut after the
+        deadline; 0 when the daemon answered with 1000, else its close status (1006: none).
+        """
         timeout = self._opts.shutdown_timeout if timeout is None else timeout
         with self._cond:
             self._closing = True  # read to the end, whoever paused reading
             self._cond.notify_all()
+        if self._ws is not None:
+            return self._close_socket(timeout)
+        assert self._proc is not None
         with self._write_lock:
             try:
                 assert self._proc.stdin is not None
@@ -168,6 +192,19 @@ class Connection(RequestMethods):
         if threading.current_thread() is not self._dispatcher:
             self._dispatcher.join()
         return self._proc.returncode
+
+    def _close_socket(self, timeout: float) -> int:
+        assert self._ws is not None
+        self._ws.send_close(1000)
+        self._reader.join(timeout)
+        if self._reader.is_alive():
+            self._ws.shutdown()  # the daemon did not answer our close: recv() ends now
+            self._reader.join()
+        if threading.current_thread() is not self._dispatcher:
+            self._dispatcher.join()
+        self._ws.close()
+        code = self._ws.close_code
+        return 0 if code == 1000 else (code or 1006)
 
     def __enter__(self) -> "Connection":
         return self
@@ -238,10 +275,18 @@ class Connection(RequestMethods):
         return fut
 
     def _write(self, msg: Any) -> None:
-        data = (json.dumps(msg, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        text = json.dumps(msg, ensure_ascii=False, separators=(",", ":"))
         with self._write_lock:
             if self._closed is not None:
                 raise self._closed
+            if self._ws is not None:  # one message per text frame, no newline
+                try:
+                    self._ws.send_text(text.encode())
+                except OSError:
+                    raise self._closed or ConnectionClosedError(f"the connection to {self._opts.url} is closed") from None
+                return
+            data = (text + "\n").encode()
+            assert self._proc is not None
             try:
                 assert self._proc.stdin is not None
                 view = memoryview(data)
@@ -253,9 +298,25 @@ class Connection(RequestMethods):
 
     # --- the reader thread ----------------------------------------------------------------
 
+    def _read_socket_loop(self) -> None:
+        """The reader over a WebSocket: one message per text frame, the rules of _read_loop."""
+        assert self._ws is not None
+        try:
+            while True:
+                with self._cond:
+                    while self._pauses > 0 and not self._pending and not self._closing:
+                        self._cond.wait()
+                msg = self._ws.recv()
+                if msg is None:
+                    break
+                self._on_line(msg)
+        except OSError as e:  # WebSocketError included: the socket is shut already
+            self._report(e)
+        self._finish()
+
     def _read_loop(self) -> None:
         splitter = LineSplitter(self._opts.max_line_bytes)
-        assert self._proc.stdout is not None
+        assert self._proc is not None and self._proc.stdout is not None
         fd = self._proc.stdout.fileno()
         try:
             while True:
@@ -316,7 +377,11 @@ class Connection(RequestMethods):
             fut.set_result(msg.get("result"))
 
     def _finish(self) -> None:
-        err = _common.closed_error(self._proc.returncode, b"".join(self._stderr_tail), None)
+        if self._ws is not None:
+            err = _common.socket_closed_error(self._ws.url, self._ws.close_code, self._ws.close_reason)
+        else:
+            assert self._proc is not None
+            err = _common.closed_error(self._proc.returncode, b"".join(self._stderr_tail), None)
         with self._cond:
             self._closed = err
             pending = list(self._pending.values())
@@ -332,7 +397,7 @@ class Connection(RequestMethods):
         self._dispatch.put(None)
 
     def _stderr_loop(self) -> None:
-        assert self._proc.stderr is not None
+        assert self._proc is not None and self._proc.stderr is not None
         fd = self._proc.stderr.fileno()
         while chunk := os.read(fd, 1 << 14):
             with self._cond:
@@ -406,6 +471,15 @@ def spawn(options: Options | None = None, **kw: Any) -> Connection:
         conn.close(1.0)
         raise
     return conn
+
+
+def connect(url: str, token: str | None = None, **kw: Any) -> Connection:
+    """Connect to a daemon started with --listen (ws://HOST:PORT or unix:///PATH) and initialize.
+
+    token: the bearer token its --ws-auth asks for. Other keywords are Options' (client_info,
+    capabilities, retry, max_line_bytes, shutdown_timeout, connect_timeout).
+    """
+    return spawn(url=url, token=token, **kw)
 
 
 class _Queue:

@@ -1,5 +1,6 @@
 /*
- * One connection to a daemon spawned as a child process, speaking JSON-RPC one message per line.
+ * One connection to a daemon spawned as a child process, speaking JSON-RPC one message per line,
+ * or to a daemon listening on ws:// or unix:// (connect(), ws.ts), one message per text frame.
  *
  * Rules this file keeps:
  * - Every line the daemon writes is parsed and routed in arrival order: responses settle their
@@ -7,7 +8,8 @@
  *   safe default: decline approvals, refuse anything else with an error) and are always answered.
  * - The connection is over only when the child has exited AND its stdout is drained ("close"),
  *   so no message written before exit is lost; then every pending request fails with
- *   ConnectionClosedError naming the exit status and the end of the daemon's stderr.
+ *   ConnectionClosedError naming the exit status and the end of the daemon's stderr. Over a
+ *   socket: when the socket is gone (after the close handshake, or not), naming the close status.
  * - -32001 answers are retried with backoff and jitter (retry.ts) under a new id.
  * - close() ends stdin, waits for the daemon to exit, and kills it after a deadline.
  */
@@ -26,6 +28,7 @@ import type {
   ServerNotificationMap,
   ServerRequestMap,
 } from "./protocol.js";
+import { WebSocketClient } from "./ws.js";
 import { backoffDelay, DEFAULT_RETRY, sleep, type RetryOptions } from "./retry.js";
 import { resumeThread, startThread, type Thread } from "./thread.js";
 
@@ -85,6 +88,17 @@ export interface SpawnOptions {
   onError?: (err: unknown) => void;
 }
 
+/** connect(): a daemon started with --listen; the options of spawn() that still apply. */
+export interface ConnectOptions
+  extends Pick<SpawnOptions, "clientInfo" | "capabilities" | "retry" | "shutdownTimeoutMs" | "onError"> {
+  /** The bearer token the daemon's --ws-auth asks for. */
+  token?: string;
+  /** Ceiling of one message from the daemon (default 512 MiB); past it the connection fails (1009). */
+  maxMessageBytes?: number;
+  /** Connect and upgrade within this (default 10000 ms). */
+  connectTimeoutMs?: number;
+}
+
 export interface RequestOptions {
   timeoutMs?: number;
 }
@@ -124,7 +138,10 @@ export function defaultServerAnswer(method: string): unknown | undefined {
 }
 
 export class Connection {
-  readonly child: ChildProcess;
+  /** The spawned daemon; null when connected to a listening one (see `socket`). */
+  readonly child: ChildProcess | null;
+  /** The WebSocket to a listening daemon (connect()); null for a spawned one. */
+  readonly socket: WebSocketClient | null;
   /** The answer to initialize (set by spawn()). */
   initializeResult: InitializeResponse | undefined;
 
@@ -145,46 +162,62 @@ export class Connection {
   private startError: Error | null = null;
   private readonly exited: Promise<ExitStatus>;
 
-  constructor(opts: SpawnOptions = {}) {
+  /** Spawn the daemon; with `socket` (see connect()), speak over that instead. */
+  constructor(opts: SpawnOptions = {}, socket?: WebSocketClient) {
+    this.retry = opts.retry === false ? null : { ...DEFAULT_RETRY, ...(opts.retry ?? {}) };
+    this.shutdownTimeoutMs = opts.shutdownTimeoutMs ?? 5000;
+    this.onError = opts.onError ?? ((e) => console.error("app-server client:", e));
+    this.splitter = new LineSplitter(opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+    if (socket !== undefined) {
+      this.child = null;
+      this.socket = socket;
+      this.exited = new Promise((resolve) => {
+        socket.onClose = (code, reason) => {
+          this.finishSocket(code, reason);
+          resolve({ code: code === 1000 ? 0 : code, signal: null });
+        };
+      });
+      socket.onMessage = (text) => this.onLine(text);
+      socket.onError = (err) => this.onError(err);
+      return;
+    }
+    this.socket = null;
     const binary = opts.binary ?? process.env.APP_SERVER_BIN ?? "app-server";
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const [k, v] of Object.entries(opts.env ?? {})) {
       if (v === undefined) delete env[k];
       else env[k] = v;
     }
-    this.splitter = new LineSplitter(opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
-    this.retry = opts.retry === false ? null : { ...DEFAULT_RETRY, ...(opts.retry ?? {}) };
-    this.shutdownTimeoutMs = opts.shutdownTimeoutMs ?? 5000;
-    this.onError = opts.onError ?? ((e) => console.error("app-server client:", e));
     const stderr = opts.stderr ?? "pipe";
-    this.child = spawnChild(binary, opts.args ?? [], {
+    const child = spawnChild(binary, opts.args ?? [], {
       cwd: opts.cwd,
       env,
       stdio: ["pipe", "pipe", stderr],
     });
+    this.child = child;
     this.exited = new Promise((resolve) => {
-      this.child.on("error", (err) => {
+      child.on("error", (err) => {
         this.startError = new Error(`cannot run app-server (${binary}): ${err.message}`);
         // No "close" follows a failed spawn on every node version: settle here too.
-        if (this.child.pid === undefined) {
+        if (child.pid === undefined) {
           this.finish(null, null);
           resolve({ code: null, signal: null });
         }
       });
-      this.child.on("close", (code, signal) => {
+      child.on("close", (code, signal) => {
         this.finish(code, signal);
         resolve({ code, signal });
       });
     });
-    this.child.stdin?.on("error", () => {
+    child.stdin?.on("error", () => {
       /* EPIPE: the daemon is gone; "close" reports it. */
     });
-    this.child.stdout?.on("data", (chunk: Buffer) => this.onData(chunk));
-    this.child.stdout?.on("end", () => {
+    child.stdout?.on("data", (chunk: Buffer) => this.onData(chunk));
+    child.stdout?.on("end", () => {
       const last = this.splitter.end();
       if (last !== undefined) this.onLine(last);
     });
-    this.child.stderr?.on("data", (chunk: Buffer) => {
+    child.stderr?.on("data", (chunk: Buffer) => {
       this.stderrTail = Buffer.concat([this.stderrTail, chunk]);
       if (this.stderrTail.length > STDERR_KEEP)
         this.stderrTail = this.stderrTail.subarray(this.stderrTail.length - STDERR_KEEP);
@@ -298,18 +331,29 @@ export class Connection {
   }
 
   private updateReading(): void {
-    const stdout = this.child.stdout;
-    if (stdout === null) return;
     const want = this.pauses === 0 || this.pending.size > 0 || this.closing;
+    if (this.socket !== null) {
+      if (want && this.socket.isPaused()) this.socket.resume();
+      else if (!want && !this.socket.isPaused()) this.socket.pause();
+      return;
+    }
+    const stdout = this.child?.stdout ?? null;
+    if (stdout === null) return;
     if (want && stdout.isPaused()) stdout.resume();
     else if (!want && !stdout.isPaused()) stdout.pause();
   }
 
-  /** Close stdin, wait for the daemon to exit, kill it after the deadline. */
+  /**
+   * Close stdin, wait for the daemon to exit, kill it after the deadline. Over a socket: the
+   * close handshake (1000), the socket dropped after the deadline; code 0 when the daemon
+   * answered with 1000, else its close status (1006: none came).
+   */
   async close(timeoutMs: number = this.shutdownTimeoutMs): Promise<ExitStatus> {
     this.closing = true; // read to the end, whoever paused reading
     this.updateReading();
-    if (this.closedError === null) this.child.stdin?.end();
+    if (this.socket !== null) return this.closeSocket(this.socket, timeoutMs);
+    const child = this.child as ChildProcess;
+    if (this.closedError === null) child.stdin?.end();
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<"late">((resolve) => {
       timer = setTimeout(() => resolve("late"), timeoutMs);
@@ -317,11 +361,24 @@ export class Connection {
     const first = await Promise.race([this.exited, late]);
     clearTimeout(timer);
     if (first !== "late") return first;
-    this.child.kill("SIGTERM");
-    const killer = setTimeout(() => this.child.kill("SIGKILL"), 1000);
+    child.kill("SIGTERM");
+    const killer = setTimeout(() => child.kill("SIGKILL"), 1000);
     const status = await this.exited;
     clearTimeout(killer);
     return status;
+  }
+
+  private async closeSocket(socket: WebSocketClient, timeoutMs: number): Promise<ExitStatus> {
+    socket.close(1000);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<"late">((resolve) => {
+      timer = setTimeout(() => resolve("late"), timeoutMs);
+    });
+    const first = await Promise.race([this.exited, late]);
+    clearTimeout(timer);
+    if (first !== "late") return first;
+    socket.destroy(); // the daemon did not answer our close
+    return this.exited;
   }
 
   /** Wait for the daemon to exit on its own. */
@@ -360,7 +417,8 @@ export class Connection {
 
   private write(msg: unknown): void {
     if (this.closedError !== null) throw this.closedError;
-    this.child.stdin?.write(JSON.stringify(msg) + "\n");
+    if (this.socket !== null) this.socket.sendText(JSON.stringify(msg));
+    else this.child?.stdin?.write(JSON.stringify(msg) + "\n");
   }
 
   private onData(chunk: Buffer): void {
@@ -369,7 +427,7 @@ export class Connection {
       lines = this.splitter.push(chunk);
     } catch (err) {
       this.onError(err);
-      this.child.kill("SIGKILL");
+      this.child?.kill("SIGKILL");
       return;
     }
     for (const line of lines) this.onLine(line);
@@ -448,11 +506,32 @@ export class Connection {
         : signal !== null
           ? `app-server was killed by ${signal}`
           : `app-server exited with status ${code}`;
-    this.closedError = new ConnectionClosedError(
-      tail !== "" && this.startError === null ? `${why}; its stderr ends with:\n${tail}` : why,
-      code,
-      signal,
+    this.settle(
+      new ConnectionClosedError(
+        tail !== "" && this.startError === null ? `${why}; its stderr ends with:\n${tail}` : why,
+        code,
+        signal,
+      ),
     );
+  }
+
+  private finishSocket(code: number, reason: string): void {
+    if (this.closedError !== null) return;
+    const url = this.socket?.url ?? "";
+    this.settle(
+      new ConnectionClosedError(
+        code === 1006
+          ? `the connection to ${url} ended without a close frame`
+          : `the daemon at ${url} closed the connection (${code}${reason ? `: ${reason}` : ""})`,
+        code === 1000 ? 0 : code,
+        null,
+      ),
+    );
+  }
+
+  /** The connection is over: every pending request and close listener learns why. */
+  private settle(err: ConnectionClosedError): void {
+    this.closedError = err;
     for (const p of this.pending.values()) {
       clearTimeout(p.timer);
       p.reject(this.closedError);
@@ -471,7 +550,29 @@ export class Connection {
 
 /** Start a daemon and complete the initialize handshake. */
 export async function spawn(opts: SpawnOptions = {}): Promise<Connection> {
-  const conn = new Connection(opts);
+  return initialized(new Connection(opts), opts);
+}
+
+/**
+ * Connect to a daemon started with --listen (ws://HOST:PORT or unix:///PATH) and complete the
+ * initialize handshake. A refused upgrade (a 401 from --ws-auth) or a socket error rejects with
+ * ConnectionClosedError.
+ */
+export async function connect(url: string, opts: ConnectOptions = {}): Promise<Connection> {
+  let socket: WebSocketClient;
+  try {
+    socket = await WebSocketClient.connect(url, {
+      token: opts.token,
+      maxMessageBytes: opts.maxMessageBytes,
+      timeoutMs: opts.connectTimeoutMs,
+    });
+  } catch (err) {
+    throw new ConnectionClosedError(`cannot connect to ${url}: ${(err as Error).message}`, null, null);
+  }
+  return initialized(new Connection(opts, socket), opts);
+}
+
+async function initialized(conn: Connection, opts: SpawnOptions): Promise<Connection> {
   try {
     await conn.initialize(opts.clientInfo, opts.capabilities);
   } catch (err) {

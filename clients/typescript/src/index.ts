@@ -1,13 +1,15 @@
 /*
- * app-server-client: spawn the daemon, speak its JSON-RPC protocol with types generated from
+ * app-server-client: spawn the daemon (or connect to one listening on ws:// or unix://), speak its JSON-RPC protocol with types generated from
  * the protocol tables (protocol.ts), run commands (exec) and drive threads and turns.
  */
 export * from "./protocol.js";
 export {
   Connection,
   spawn,
+  connect,
   defaultServerAnswer,
   type SpawnOptions,
+  type ConnectOptions,
   type RequestOptions,
   type ExitStatus,
   type ParamsOf,
@@ -24,3 +26,4 @@ export { RpcError, ConnectionClosedError, RequestTimeoutError, ErrorCode } from 
 export { backoffDelay, type RetryOptions } from "./retry.js";
 export { LineSplitter, LineTooLongError, DEFAULT_MAX_LINE_BYTES } from "./lines.js";
 export { AsyncQueue } from "./queue.js";
+export { WebSocketClient, WebSocketError, FrameReader, type WebSocketOptions } from "./ws.js";

@@ -128,7 +128,7 @@ test("a daemon that dies fails the pending requests with its status", async () =
   const conn = await daemon();
   const run = conn.exec({ command: ["sleep", "10"], sandboxPolicy: full });
   await new Promise((r) => setTimeout(r, 100));
-  conn.child.kill("SIGKILL");
+  conn.child!.kill("SIGKILL");
   await assert.rejects(run.result, (e: unknown) =>
     e instanceof ConnectionClosedError && /killed by SIGKILL/.test(e.message));
   await conn.close();

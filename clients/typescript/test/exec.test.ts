@@ -129,7 +129,7 @@ test("a consumer that falls behind pauses reading, and still gets every byte", a
     for await (const b of proc) {
       total += b.length;
       if (slowed++ < 20) await new Promise((r) => setTimeout(r, slowed === 1 ? 500 : 20));
-      paused ||= conn.child.stdout!.isPaused();
+      paused ||= conn.child!.stdout!.isPaused();
     }
     assert.equal(total, n);
     assert.ok(paused, "the connection never stopped reading for the slow consumer");
@@ -150,7 +150,7 @@ test("a consumer far behind can still await a request inside its loop", async ()
       if (first) {
         first = false;
         await new Promise((r) => setTimeout(r, 500)); // the backlog passes the high watermark
-        assert.ok(conn.child.stdout!.isPaused());
+        assert.ok(conn.child!.stdout!.isPaused());
         const cfg = await conn.request("config/read", {}, { timeoutMs: 5000 });
         assert.ok(cfg.config !== undefined);
       }
