@@ -28,22 +28,10 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "mcp_util.h"
 #include "tests/helpers/skip_note.h"
 #include "protocol/xmalloc.h"
 #include "turn_util.h"
-
-#define FIXTURES "tests/fixtures/mcp/upstream/"
-#define SERVER	 "tests/fixtures/mcp/mcp_server.py"
-#define CALL(id, name, args)                                                                       \
-	"{`type`:`response.output_item.done`,`item`:{`type`:`function_call`,`call_id`:`" id        \
-	"`,`name`:`" name "`,`namespace`:`mcp__test`,`arguments`:`" args "`}}"
-#define MSG(n)                                                                                     \
-	"{`events`:[{`ev`:`created`,`id`:`resp-" n "`},{`ev`:`message`,`id`:`m" n                  \
-	"`,`text`:`done`},{`ev`:`completed`,`id`:`resp-" n "`}]}"
-#define RESP(n, calls)                                                                             \
-	"{`events`:[{`ev`:`created`,`id`:`resp-" n "`}," calls ",{`ev`:`completed`,`id`:`resp-" n  \
-	"`}]}"
-#define SCRIPT(calls) "{`responses`:[" RESP("0", calls) "," MSG("1") "],`repeat`:true}"
 
 /* Our MCP server in HTTP mode, its port and log. */
 struct hs {
@@ -170,49 +158,14 @@ http_settled(struct tt *f)
 	}
 }
 
-static void
-http_equal(const char *what, const json_t *want, const json_t *got)
-{
-	char *w, *g;
-
-	if (json_equal((json_t *)want, (json_t *)got))
-		return;
-	w = json_dumps(want, JSON_SORT_KEYS | JSON_ENCODE_ANY);
-	g = json_dumps(got, JSON_SORT_KEYS | JSON_ENCODE_ANY);
-	fprintf(stderr, "%s differs\n want: %.2000s\n  got: %.2000s\n", what, w, g);
-	free(w);
-	free(g);
-	fail();
-}
-
 /* The mcpToolCall items of a turn against a fixture's (times aside). */
 static void
 http_items(const json_t *msgs, const char *fixture)
 {
-	char *path = xasprintf(FIXTURES "%s.json", fixture);
-	json_t *want = json_load_file(path, 0, NULL), *w, *g, *a, *b;
-	size_t i, j;
+	json_t *want = mcp_fixture(fixture);
 
-	assert_non_null(want);
-	json_array_foreach(json_object_get(want, "items"), i, w)
-	{
-		for (j = 0; (g = tt_item(msgs, "mcpToolCall", j)) != NULL; j++)
-			if (json_equal(json_object_get(g, "id"), json_object_get(w, "id")))
-				break;
-		assert_non_null(g);
-		a = json_deep_copy(w);
-		b = json_deep_copy(g);
-		json_object_del(a, "startedAtMs");
-		json_object_del(a, "completedAtMs");
-		json_object_del(b, "startedAtMs");
-		json_object_del(b, "completedAtMs");
-		json_object_del(b, "durationMs");
-		http_equal("the mcpToolCall item", a, b);
-		json_decref(a);
-		json_decref(b);
-	}
+	mcp_compare_items(msgs, want);
 	json_decref(want);
-	free(path);
 }
 
 /* The headers upstream sent, as ours: every POST after initialize has the session and version. */
@@ -527,7 +480,7 @@ test_server_everything_http(void **state)
 	json_array_foreach(json_object_get(want, "tools"), i,
 		t) if (strcmp(json_string_value(json_object_get(t, "name")) ?: "",
 			       "mcp__everything") == 0)
-		http_equal("server-everything's tools over HTTP", t, got);
+		mcp_equal("server-everything's tools over HTTP", t, got);
 	http_items(msgs, "everything");
 	json_decref(recs);
 	json_decref(want);
