@@ -141,6 +141,8 @@ void mcp_call_error(struct mcp_call *c, int code, const char *error);
 void mcp_call_progress(struct mcp_server *sv, const json_t *params);
 void mcp_call_fail_all(struct mcp_server *sv, const char *error);
 /* mcp_elicit.c */
+/* Whether the user approved the server's tool for the session (no question then). */
+int mcp_elicit_remembered(const struct mcp_server *sv, const char *tool);
 /* Ask the user to approve call c (its tools/call params stolen into c->held): 0, or -1 with
  * *cause (nobody to ask: declined). */
 int mcp_elicit_approval(
