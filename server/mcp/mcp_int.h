@@ -131,6 +131,15 @@ void mcp_http_close(struct mcp_server *sv);
 int mcp_parse_start(struct mcp_server *sv, const char *line, size_t len);
 /* The server is going: its parse under way (if any) is dropped when it comes back. */
 void mcp_parse_release(struct mcp_server *sv);
+/*
+ * Parse text (heap, stolen on success) of server sv on a thread; fn(arg, msg) runs on the loop
+ * with the result (borrowed; NULL: not JSON). NULL when no thread could be had: the caller
+ * keeps the text and parses it itself.
+ */
+struct mcp_parse *mcp_parse_text(struct mcp_server *sv, char *text, size_t len,
+	void (*fn)(void *arg, json_t *msg), void *arg);
+/* fn will not run (its owner is gone); the job frees itself once back. */
+void mcp_parse_drop(struct mcp_parse *j);
 /* mcp_set.c */
 void mcp_server_failed(struct mcp_server *sv, enum mcp_fail kind, const char *error);
 void mcp_server_list_tools(struct mcp_server *sv);

@@ -301,6 +301,61 @@ test_json_and_server_stream(void **state)
 	hs_stop(&h);
 }
 
+/*
+ * A 50 MB result over HTTP (a JSON body, or one event of a stream) is parsed beside the loop:
+ * a request sent once the daemon's log says the parse started is answered before the call's
+ * item completes (parsed on the loop, the item completed first: the request was read only
+ * after the parse). No timing: the log marks the parse's start, the order shows the loop free.
+ */
+static void
+http_big(const char *mode)
+{
+	static const char *const env[] = {"APP_SERVER_LOG=info", NULL};
+	const char *const more[] = {mode, NULL};
+	struct hs h;
+	struct tt f;
+	json_t *p, *msgs, *it;
+	long long id, deadline;
+	char *err = NULL;
+	size_t at, done;
+
+	hs_start(&h, more);
+	http_start(&f, SCRIPT(CALL("call-1", "big", "{\\`mb\\`:50}")), h.port, NULL, env);
+	json_decref(http_settled(&f));
+	p = json_pack("{s:s, s:o}", "threadId", f.thread_id, "input", tt_text("hi"));
+	id = asc_request(f.c, "turn/start", p);
+	asc_assert_result(asc_wait_response(f.c, id, asc_timeout(5000)));
+	deadline = asc_now_ms() + asc_timeout(30000);
+	do {
+		free(err);
+		usleep(2000);
+		err = asc_stderr(f.c);
+	} while (strstr(err, "-byte message beside the loop") == NULL && asc_now_ms() < deadline);
+	assert_non_null(strstr(err, "-byte message beside the loop"));
+	id = asc_request(f.c, "thread/loaded/list", json_object());
+	msgs = tt_collect(&f, NULL, NULL);
+	at = mcp_answer_at(msgs, id);
+	done = mcp_completed_at(msgs, "mcpToolCall");
+	fprintf(stderr, "%s: thread/loaded/list answered at %zu, the big item completed at %zu\n",
+		mode, at, done);
+	assert_true(at != SIZE_MAX && done != SIZE_MAX);
+	assert_true(at < done);
+	it = tt_item(msgs, "mcpToolCall", 0);
+	assert_string_equal(json_string_value(json_object_get(it, "status")), "completed");
+	free(err);
+	json_decref(msgs);
+	tt_stop(&f);
+	hs_stop(&h);
+}
+
+static void
+test_big_result_beside_the_loop(void **state)
+{
+	(void)state;
+	http_big("--sse");
+	http_big("--get-stream"); /* answers as JSON bodies */
+}
+
 /* The server's own request on a call's event stream (ping) is answered by a POST. */
 static void
 test_server_request_on_stream(void **state)
@@ -499,6 +554,7 @@ main(void)
 		cmocka_unit_test_teardown(test_sse_as_upstream, hs_teardown),
 		cmocka_unit_test_teardown(test_json_and_server_stream, hs_teardown),
 		cmocka_unit_test_teardown(test_server_request_on_stream, hs_teardown),
+		cmocka_unit_test_teardown(test_big_result_beside_the_loop, hs_teardown),
 		cmocka_unit_test_teardown(test_failures, hs_teardown),
 		cmocka_unit_test_teardown(test_server_everything_http, hs_teardown),
 	};
