@@ -37,14 +37,34 @@ struct bm_opts {
 	const char *upstream;
 };
 
-/* Each turn: the model calls echo on server `test`, then answers. */
-static const char bm_script[] =
-	"{\"responses\":[{\"events\":[{\"ev\":\"created\",\"id\":\"r0\"},{\"type\":\"response."
-	"output_item.done\",\"item\":{\"type\":\"function_call\",\"call_id\":\"call-1\",\"name\":"
-	"\"echo\",\"namespace\":\"mcp__test\",\"arguments\":\"{\\\"text\\\":\\\"hi\\\"}\"}},{\"ev"
-	"\":\"completed\",\"id\":\"r0\"}]},{\"events\":[{\"ev\":\"created\",\"id\":\"r1\"},{\"ev\":"
-	"\"message\",\"id\":\"m1\",\"text\":\"done\"},{\"ev\":\"completed\",\"id\":\"r1\"}]}],"
-	"\"repeat\":true}";
+/*
+ * Each turn: the model calls echo on server `test`, then answers. The mock repeats only its
+ * last response, so the script holds one such pair per turn (pairs of them, then the answer).
+ */
+#define BM_CALL                                                                                    \
+	"{\"events\":[{\"ev\":\"created\",\"id\":\"r0\"},{\"type\":\"response.output_item.done\"," \
+	"\"item\":{\"type\":\"function_call\",\"call_id\":\"call-1\",\"name\":\"echo\","           \
+	"\"namespace\":\"mcp__test\",\"arguments\":\"{\\\"text\\\":\\\"hi\\\"}\"}},{\"ev\":"       \
+	"\"completed\",\"id\":\"r0\"}]}"
+#define BM_ANSWER                                                                                  \
+	"{\"events\":[{\"ev\":\"created\",\"id\":\"r1\"},{\"ev\":\"message\",\"id\":\"m1\","       \
+	"\"text\":\"done\"},{\"ev\":\"completed\",\"id\":\"r1\"}]}"
+
+/* The script for that many turns (heap). */
+static char *
+bm_script(long pairs)
+{
+	char *s = xstrdup("{\"responses\":["), *t;
+
+	for (long i = 0; i < pairs; i++) {
+		t = xasprintf("%s" BM_CALL "," BM_ANSWER ",", s);
+		free(s);
+		s = t;
+	}
+	t = xasprintf("%s" BM_ANSWER "],\"repeat\":true}", s);
+	free(s);
+	return t;
+}
 
 struct bm_mock {
 	pid_t pid;
@@ -53,9 +73,9 @@ struct bm_mock {
 };
 
 static int
-bm_mock_start(struct bm_mock *m, const char *bin)
+bm_mock_start(struct bm_mock *m, const char *bin, long pairs)
 {
-	char *spath, *pfile, buf[32] = "";
+	char *spath, *pfile, buf[32] = "", *script = bm_script(pairs);
 	FILE *f;
 
 	snprintf(m->dir, sizeof m->dir, "/tmp/bench_mcp_mm.XXXXXX");
@@ -64,9 +84,10 @@ bm_mock_start(struct bm_mock *m, const char *bin)
 	spath = xasprintf("%s/script.json", m->dir);
 	pfile = xasprintf("%s/port", m->dir);
 	if ((f = fopen(spath, "w")) != NULL) {
-		fputs(bm_script, f);
+		fputs(script, f);
 		fclose(f);
 	}
+	free(script);
 	fflush(stdout);
 	if ((m->pid = fork()) == 0) {
 		freopen("/dev/null", "w", stdout);
@@ -183,7 +204,7 @@ bm_call(const struct bm_opts *o, struct bench_report *rep, const struct bench_ta
 	char tid[64], *tfile = xasprintf("%s/timing", getenv("CODEX_HOME")), *line, *params, *name;
 	double *v = xcalloc((size_t)o->runs, sizeof *v), ans, at, started, done, recv, sent;
 	struct bench_lc c;
-	long k = 0;
+	long k = 0, missed = 0;
 
 	unlink(tfile);
 	bm_config(port, 1, tfile);
@@ -213,15 +234,20 @@ bm_call(const struct bm_opts *o, struct bench_report *rep, const struct bench_ta
 				break;
 		}
 		if (started < 0 || done < 0 || bm_server_time(tfile, &recv, &sent) != 0) {
-			if (upstream) /* its own extra model requests can shift the mock's script */
+			/* an extra model request (upstream's own, or a retry) shifts the mock's
+			 * script by one: that turn has no call; more than a quarter of them is a
+			 * failure */
+			if (upstream || ++missed <= o->runs / 4)
 				continue;
-			bench_fail(rep, "call", "a turn without its completed mcpToolCall", -1);
+			bench_fail(rep, "call", "turns without their completed mcpToolCall", -1);
 			break;
 		}
 		v[k++] = ((done - sent) + (recv > started ? recv - started : 0)) * 1e3;
 	}
 	free(params);
 	bench_lc_stop(&c);
+	if (missed > 0)
+		fprintf(stderr, "bench_mcp: %ld of our turns had no completed call\n", missed);
 	name = xasprintf("call: MCP tool call overhead over the server's time (%s)", who);
 	if (k > 0)
 		bench_val(
@@ -363,7 +389,7 @@ main(int argc, char **argv)
 	if (!o.json)
 		printf("bench_mcp: %s%s%s, load %s\n", o.t.bin, have_up ? " vs " : "",
 			have_up ? o.upstream : "", load);
-	if (bm_mock_start(&m, o.t.bin) != 0) {
+	if (bm_mock_start(&m, o.t.bin, o.runs + 10) != 0) {
 		bench_fail(&rep, "setup", "no mock model", -1);
 		goto done;
 	}
@@ -373,7 +399,7 @@ main(int argc, char **argv)
 			kill(m.pid, SIGTERM);
 			waitpid(m.pid, &st, 0);
 			bench_rmtree(m.dir);
-			if (bm_mock_start(&m, o.t.bin) != 0) {
+			if (bm_mock_start(&m, o.t.bin, o.runs + 10) != 0) {
 				bench_fail(&rep, "setup", "no mock model", -1);
 				goto done;
 			}

@@ -569,12 +569,14 @@ thread_resume(struct session *s, struct rpc_req *req, json_t *params)
 	json_t *policy = NULL;
 	int r, loaded;
 
+	loaded = thread_api_loaded(s, id) != NULL;
+	if (!loaded && mcp_api_open_gate(s, req, params, MCP_API_RESUME, thread_resume))
+		return; /* its required MCP servers first (api/mcp/mcp_required.c) */
 	if ((st = thread_api_store(s, &cause)) == NULL) {
 		thread_api_error(req, -EIO, cause, NULL);
 		free(cause);
 		return;
 	}
-	loaded = thread_api_loaded(s, id) != NULL;
 	cfg = (own = thread_settings_config(params, 0)) != NULL ? own : config_cache_get();
 	thread_settings_params(s, cfg, params, 0, &p, cwd);
 	if (thread_settings_permissions(
@@ -625,6 +627,8 @@ thread_fork(struct session *s, struct rpc_req *req, json_t *params)
 	json_t *thread, *turns = NULL, *policy = NULL;
 	int r;
 
+	if (mcp_api_open_gate(s, req, params, MCP_API_FORK, thread_fork))
+		return; /* its required MCP servers first (api/mcp/mcp_required.c) */
 	if ((st = thread_api_store(s, &cause)) == NULL) {
 		thread_api_error(req, -EIO, cause, NULL);
 		free(cause);

@@ -81,6 +81,14 @@ json_t *config_read_result(const struct config *c, int include_layers, char **ca
 json_t *config_write(const json_t *edits, const char *file_path, const char *expected_version,
 	const char **code, char **cause);
 
+/*
+ * Set one value (segs: the key path, split) in a config.toml at path (a project's
+ * .codex/config.toml or the user's), edited in place and replaced atomically as config_write
+ * does, without its checks: for the daemon's own writes (an MCP tool approved "always").
+ */
+int config_edit_file(
+	const char *path, const char *const *segs, size_t n, const json_t *value, char **cause);
+
 /* The provider's API key (heap) from its env_key, OPENAI_API_KEY or auth.json; NULL if none. */
 char *config_provider_api_key(const struct model_provider *p);
 /* Copy a provider (the copy outlives its config). */

@@ -430,3 +430,28 @@ out:
 	free(home);
 	return result;
 }
+
+int
+config_edit_file(
+	const char *path, const char *const *segs, size_t n, const json_t *value, char **cause)
+{
+	char *target = config_edit_target(path), *text;
+	struct toml_doc *doc = NULL;
+	size_t len;
+	mode_t mode;
+	int r = -1;
+
+	if ((text = config_edit_read(target, &len, &mode, cause)) == NULL)
+		goto out;
+	if ((doc = toml_edit_open(text, len, cause)) == NULL)
+		goto out;
+	if (toml_edit_set(doc, segs, n, value, cause) != 0)
+		goto out;
+	toml_edit_text(doc, &len);
+	r = config_edit_store(target, toml_edit_text(doc, NULL), len, mode, cause);
+out:
+	toml_edit_free(doc);
+	free(text);
+	free(target);
+	return r;
+}

@@ -69,6 +69,8 @@ typedef void (*mcp_answer_cb)(void *ctx, int st, const json_t *value);
 typedef int (*mcp_ask_fn)(
 	void *arg, json_t *params, mcp_answer_cb answer, void *ctx, long long *token);
 typedef void (*mcp_withdraw_fn)(void *arg, long long token);
+/* A tool approved "always" (the answer's _meta.persist): the owner writes it to config. */
+typedef void (*mcp_persist_fn)(void *arg, const char *server, const char *tool);
 
 /* The errors of a tool call the user did not approve (upstream's texts). */
 #define MCP_REJECTED	   "user rejected MCP tool call"
@@ -81,7 +83,13 @@ struct mcp_set_opts {
 	mcp_status_cb status;
 	mcp_ask_fn ask; /* NULL: questions are declined */
 	mcp_withdraw_fn withdraw;
+	mcp_persist_fn persist; /* NULL: "always" is remembered for the session alone */
 	void *arg;
+	/*
+	 * The tools approved for the session ({server: {tool: true}}, shared: the set takes a
+	 * reference and adds to it), so that they outlive the set (a reload); NULL: its own.
+	 */
+	json_t *approved;
 };
 
 /* A set of servers from mcp_config_parse's output (borrowed); none started yet. */
@@ -116,7 +124,7 @@ const json_t *mcp_set_server_info(const struct mcp_set *s, size_t i);
 /* Its configuration (mcp_config_parse's entry; borrowed). */
 const json_t *mcp_set_config(const struct mcp_set *s, size_t i);
 /* Who hears the servers' state changes and questions from now on (a set handed to a thread:
- * o's status, ask, withdraw and arg). */
+ * o's status, ask, withdraw, persist, arg and approved). */
 void mcp_set_owner(struct mcp_set *s, const struct mcp_set_opts *o);
 /* A failed server's reported error (borrowed), or NULL when it is not failed. */
 const char *mcp_set_last_error(const struct mcp_set *s, size_t i);

@@ -126,7 +126,7 @@ mcp_call_tool(struct mcp_set *s, size_t i, const char *tool, const json_t *args,
 	json_object_set_new(m, "progressToken", json_integer(sv->next_id));
 	params = json_pack("{s:o, s:s, s:o}", "_meta", m, "name", tool, "arguments",
 		json_is_object(args) ? json_incref((json_t *)args) : json_object());
-	if (!cbs->ask)
+	if (!cbs->ask || mcp_elicit_remembered(sv, tool))
 		return mcp_call_start(sv, "tools/call", params, cbs, cause);
 	if ((c = mcp_call_new(sv, cbs, cause)) == NULL) {
 		json_decref(params);

@@ -8,7 +8,11 @@
  *    value}]}, message "Allow the <server> MCP server to run tool \"<tool>\"?", mode "form",
  *    requestedSchema {properties {}, type object}, serverName}. accept sends the tools/call;
  *    decline or an error answer (-32601...) fails the call with MCP_REJECTED, cancel (or the
- *    client gone) with MCP_USER_CANCELLED; nothing reaches the server then.
+ *    client gone) with MCP_USER_CANCELLED; nothing reaches the server then. An accept whose
+ *    _meta.persist is "session" remembers the tool for the thread's session (its later calls
+ *    are not asked), "always" too and the owner writes approval_mode "approve" to config, as
+ *    upstream; neither with approval_mode "prompt" (upstream offers them not, and takes such
+ *    an answer as a plain accept).
  *  - Elicitation: params {_meta (the server's, or null), message, mode (form), requestedSchema,
  *    serverName} (url mode: url and elicitationId too); the client's action and content go back
  *    to the server ({action} alone without content), an error answer as decline; nobody to ask
@@ -22,6 +26,48 @@
 #include "mcp_int.h"
 #include "io/log.h"
 #include "protocol/xmalloc.h"
+
+/* The tool's approval_mode in the server's config, or NULL. */
+static const char *
+mcp_elicit_mode(const struct mcp_server *sv, const char *tool)
+{
+	return json_string_value(json_object_get(
+		json_object_get(json_object_get(sv->cfg, "tools"), tool), "approval_mode"));
+}
+
+int
+mcp_elicit_remembered(const struct mcp_server *sv, const char *tool)
+{
+	const char *mode = mcp_elicit_mode(sv, tool);
+
+	if (mode != NULL && strcmp(mode, "prompt") == 0)
+		return 0; /* asked every time: upstream keeps no session key for it */
+	return json_is_true(json_object_get(json_object_get(sv->set->o.approved, sv->name), tool));
+}
+
+/* The user's accept carried _meta.persist: remember the tool (and have it written). */
+static void
+mcp_elicit_persist(struct mcp_server *sv, const char *tool, const json_t *value)
+{
+	const char *p =
+		json_string_value(json_object_get(json_object_get(value, "_meta"), "persist"));
+	const char *mode = mcp_elicit_mode(sv, tool);
+	struct mcp_set *s = sv->set;
+	json_t *tools;
+
+	if (p == NULL || (strcmp(p, "session") != 0 && strcmp(p, "always") != 0) ||
+		(mode != NULL && strcmp(mode, "prompt") == 0))
+		return;
+	if (!json_is_object(tools = json_object_get(s->o.approved, sv->name))) {
+		tools = json_object();
+		json_object_set_new(s->o.approved, sv->name, tools);
+	}
+	json_object_set_new(tools, tool, json_true());
+	log_info("mcp %s: tool %s approved for the session%s", sv->name, tool,
+		strcmp(p, "always") == 0 ? " and always" : "");
+	if (strcmp(p, "always") == 0 && s->o.persist != NULL)
+		s->o.persist(s->o.arg, sv->name, tool);
+}
 
 /* A tool of the server by name (borrowed), or NULL. */
 static const json_t *
@@ -42,8 +88,7 @@ mcp_elicit_approval_params(const struct mcp_server *sv, const char *name, const 
 {
 	const json_t *tool = mcp_elicit_tool(sv, name), *v, *title;
 	const json_t *props = json_object_get(json_object_get(tool, "inputSchema"), "properties");
-	const char *mode = json_string_value(json_object_get(
-		json_object_get(json_object_get(sv->cfg, "tools"), name), "approval_mode"));
+	const char *mode = mcp_elicit_mode(sv, name);
 	json_t *meta = json_pack("{s:s}", "codex_approval_kind", "mcp_tool_call"), *display, *q;
 	const char *k;
 	char *msg;
@@ -98,6 +143,8 @@ mcp_elicit_approved(void *ctx, int st, const json_t *value)
 
 	c->token = 0;
 	if (strcmp(a, "accept") == 0) {
+		mcp_elicit_persist(
+			c->sv, json_string_value(json_object_get(c->held, "name")) ?: "", value);
 		mcp_call_send(c);
 		return;
 	}

@@ -131,6 +131,15 @@ void mcp_http_close(struct mcp_server *sv);
 int mcp_parse_start(struct mcp_server *sv, const char *line, size_t len);
 /* The server is going: its parse under way (if any) is dropped when it comes back. */
 void mcp_parse_release(struct mcp_server *sv);
+/*
+ * Parse text (heap, stolen on success) of server sv on a thread; fn(arg, msg) runs on the loop
+ * with the result (borrowed; NULL: not JSON). NULL when no thread could be had: the caller
+ * keeps the text and parses it itself.
+ */
+struct mcp_parse *mcp_parse_text(struct mcp_server *sv, char *text, size_t len,
+	void (*fn)(void *arg, json_t *msg), void *arg);
+/* fn will not run (its owner is gone); the job frees itself once back. */
+void mcp_parse_drop(struct mcp_parse *j);
 /* mcp_set.c */
 void mcp_server_failed(struct mcp_server *sv, enum mcp_fail kind, const char *error);
 void mcp_server_list_tools(struct mcp_server *sv);
@@ -141,6 +150,8 @@ void mcp_call_error(struct mcp_call *c, int code, const char *error);
 void mcp_call_progress(struct mcp_server *sv, const json_t *params);
 void mcp_call_fail_all(struct mcp_server *sv, const char *error);
 /* mcp_elicit.c */
+/* Whether the user approved the server's tool for the session (no question then). */
+int mcp_elicit_remembered(const struct mcp_server *sv, const char *tool);
 /* Ask the user to approve call c (its tools/call params stolen into c->held): 0, or -1 with
  * *cause (nobody to ask: declined). */
 int mcp_elicit_approval(

@@ -3,7 +3,9 @@
  * on the loop, every other request and server waits that long. A line over MCP_PARSE_BIG goes
  * to a thread of its own (big lines are rare: one thread per line costs nothing beside the
  * parse) while reading that server's stdout is held, so its messages stay in order; the parsed
- * message comes back to the loop through one ev_async.
+ * message comes back to the loop through one ev_async. An HTTP server's big body or event
+ * (mcp_http.c) goes the same way as a text of its own (mcp_parse_text): the copy is the job's,
+ * and its owner keeps the messages after it waiting until it is back.
  *
  * Rules: the line is not copied: it stays in the server's line buffer, which nobody touches
  * until the parse is back (the server's reading is held; bytes already read wait in its
@@ -26,6 +28,10 @@ struct mcp_parse {
 	const char *line;
 	size_t len;
 	json_t *msg; /* the parse's result, or NULL */
+	char *own;   /* a text job's text (mcp_parse_text) */
+	int text;    /* a text job: fn hears the result, unless dropped (fn NULL) */
+	void (*fn)(void *arg, json_t *msg);
+	void *arg;
 };
 
 static pthread_mutex_t mcp_parse_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -65,35 +71,34 @@ mcp_parse_async_cb(struct ev_loop *loop, ev_async *w, int revents)
 	pthread_mutex_unlock(&mcp_parse_mu);
 	while ((j = list) != NULL) {
 		list = j->next;
-		if (j->sv != NULL) {
+		if (j->text && j->fn != NULL)
+			j->fn(j->arg, j->msg);
+		else if (!j->text && j->sv != NULL) {
 			j->sv->parse = NULL;
 			mcp_conn_parsed(j->sv, j->msg, j->len);
 		}
 		json_decref(j->msg);
 		linebuf_free(j->lb);
+		free(j->own);
 		free(j);
 	}
 }
 
-int
-mcp_parse_start(struct mcp_server *sv, const char *line, size_t len)
+/* Run job j on a thread of its own: 0, or -1 (j is the caller's again). */
+static int
+mcp_parse_run(struct ev_loop *loop, struct mcp_parse *j)
 {
-	struct mcp_parse *j;
 	pthread_attr_t attr;
 	pthread_t t;
 	sigset_t all, old;
 	int r;
 
 	if (mcp_parse_loop == NULL) {
-		mcp_parse_loop = sv->set->o.loop;
+		mcp_parse_loop = loop;
 		ev_async_init(&mcp_parse_async, mcp_parse_async_cb);
 		ev_async_start(mcp_parse_loop, &mcp_parse_async);
 		ev_unref(mcp_parse_loop); /* a parse under way keeps its server's stream held */
 	}
-	j = xcalloc(1, sizeof *j);
-	j->sv = sv;
-	j->line = line;
-	j->len = len;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	sigfillset(&all);
@@ -101,7 +106,18 @@ mcp_parse_start(struct mcp_server *sv, const char *line, size_t len)
 	r = pthread_create(&t, &attr, mcp_parse_main, j);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
-	if (r != 0) {
+	return r != 0 ? -1 : 0;
+}
+
+int
+mcp_parse_start(struct mcp_server *sv, const char *line, size_t len)
+{
+	struct mcp_parse *j = xcalloc(1, sizeof *j);
+
+	j->sv = sv;
+	j->line = line;
+	j->len = len;
+	if (mcp_parse_run(sv->set->o.loop, j) != 0) {
 		free(j);
 		return -1; /* the caller parses on the loop */
 	}
@@ -119,4 +135,30 @@ mcp_parse_release(struct mcp_server *sv)
 	sv->parse->lb = sv->out; /* the line lives there: freed once the parse is back */
 	sv->out = NULL;
 	sv->parse = NULL;
+}
+
+struct mcp_parse *
+mcp_parse_text(
+	struct mcp_server *sv, char *text, size_t len, void (*fn)(void *, json_t *), void *arg)
+{
+	struct mcp_parse *j = xcalloc(1, sizeof *j);
+
+	j->own = text;
+	j->line = text;
+	j->len = len;
+	j->text = 1;
+	j->fn = fn;
+	j->arg = arg;
+	if (mcp_parse_run(sv->set->o.loop, j) != 0) {
+		free(j); /* the text stays the caller's */
+		return NULL;
+	}
+	log_info("mcp %s: parsing a %zu-byte message beside the loop", sv->name, len);
+	return j;
+}
+
+void
+mcp_parse_drop(struct mcp_parse *j)
+{
+	j->fn = NULL; /* its thread frees the text with the job, once back */
 }

@@ -68,6 +68,7 @@ mcp_set_new(const struct mcp_set_opts *o, const json_t *servers)
 	size_t i = 0;
 
 	s->o = *o;
+	s->o.approved = o->approved != NULL ? json_incref(o->approved) : json_object();
 	s->cwd = o->cwd != NULL ? xstrdup(o->cwd) : NULL;
 	s->o.cwd = s->cwd;
 	s->n = json_object_size(servers);
@@ -126,6 +127,7 @@ mcp_set_free(struct mcp_set *s)
 	}
 	free(s->sv);
 	free(s->cwd);
+	json_decref(s->o.approved);
 	free(s);
 }
 
@@ -372,7 +374,12 @@ mcp_set_owner(struct mcp_set *s, const struct mcp_set_opts *o)
 	s->o.status = o->status;
 	s->o.ask = o->ask;
 	s->o.withdraw = o->withdraw;
+	s->o.persist = o->persist;
 	s->o.arg = o->arg;
+	if (o->approved != NULL) {
+		json_decref(s->o.approved);
+		s->o.approved = json_incref(o->approved);
+	}
 }
 
 const char *

@@ -28,22 +28,10 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "mcp_util.h"
 #include "tests/helpers/skip_note.h"
 #include "protocol/xmalloc.h"
 #include "turn_util.h"
-
-#define FIXTURES "tests/fixtures/mcp/upstream/"
-#define SERVER	 "tests/fixtures/mcp/mcp_server.py"
-#define CALL(id, name, args)                                                                       \
-	"{`type`:`response.output_item.done`,`item`:{`type`:`function_call`,`call_id`:`" id        \
-	"`,`name`:`" name "`,`namespace`:`mcp__test`,`arguments`:`" args "`}}"
-#define MSG(n)                                                                                     \
-	"{`events`:[{`ev`:`created`,`id`:`resp-" n "`},{`ev`:`message`,`id`:`m" n                  \
-	"`,`text`:`done`},{`ev`:`completed`,`id`:`resp-" n "`}]}"
-#define RESP(n, calls)                                                                             \
-	"{`events`:[{`ev`:`created`,`id`:`resp-" n "`}," calls ",{`ev`:`completed`,`id`:`resp-" n  \
-	"`}]}"
-#define SCRIPT(calls) "{`responses`:[" RESP("0", calls) "," MSG("1") "],`repeat`:true}"
 
 /* Our MCP server in HTTP mode, its port and log. */
 struct hs {
@@ -170,49 +158,14 @@ http_settled(struct tt *f)
 	}
 }
 
-static void
-http_equal(const char *what, const json_t *want, const json_t *got)
-{
-	char *w, *g;
-
-	if (json_equal((json_t *)want, (json_t *)got))
-		return;
-	w = json_dumps(want, JSON_SORT_KEYS | JSON_ENCODE_ANY);
-	g = json_dumps(got, JSON_SORT_KEYS | JSON_ENCODE_ANY);
-	fprintf(stderr, "%s differs\n want: %.2000s\n  got: %.2000s\n", what, w, g);
-	free(w);
-	free(g);
-	fail();
-}
-
 /* The mcpToolCall items of a turn against a fixture's (times aside). */
 static void
 http_items(const json_t *msgs, const char *fixture)
 {
-	char *path = xasprintf(FIXTURES "%s.json", fixture);
-	json_t *want = json_load_file(path, 0, NULL), *w, *g, *a, *b;
-	size_t i, j;
+	json_t *want = mcp_fixture(fixture);
 
-	assert_non_null(want);
-	json_array_foreach(json_object_get(want, "items"), i, w)
-	{
-		for (j = 0; (g = tt_item(msgs, "mcpToolCall", j)) != NULL; j++)
-			if (json_equal(json_object_get(g, "id"), json_object_get(w, "id")))
-				break;
-		assert_non_null(g);
-		a = json_deep_copy(w);
-		b = json_deep_copy(g);
-		json_object_del(a, "startedAtMs");
-		json_object_del(a, "completedAtMs");
-		json_object_del(b, "startedAtMs");
-		json_object_del(b, "completedAtMs");
-		json_object_del(b, "durationMs");
-		http_equal("the mcpToolCall item", a, b);
-		json_decref(a);
-		json_decref(b);
-	}
+	mcp_compare_items(msgs, want);
 	json_decref(want);
-	free(path);
 }
 
 /* The headers upstream sent, as ours: every POST after initialize has the session and version. */
@@ -346,6 +299,61 @@ test_json_and_server_stream(void **state)
 	json_decref(recs);
 	tt_stop(&f);
 	hs_stop(&h);
+}
+
+/*
+ * A 50 MB result over HTTP (a JSON body, or one event of a stream) is parsed beside the loop:
+ * a request sent once the daemon's log says the parse started is answered before the call's
+ * item completes (parsed on the loop, the item completed first: the request was read only
+ * after the parse). No timing: the log marks the parse's start, the order shows the loop free.
+ */
+static void
+http_big(const char *mode)
+{
+	static const char *const env[] = {"APP_SERVER_LOG=info", NULL};
+	const char *const more[] = {mode, NULL};
+	struct hs h;
+	struct tt f;
+	json_t *p, *msgs, *it;
+	long long id, deadline;
+	char *err = NULL;
+	size_t at, done;
+
+	hs_start(&h, more);
+	http_start(&f, SCRIPT(CALL("call-1", "big", "{\\`mb\\`:50}")), h.port, NULL, env);
+	json_decref(http_settled(&f));
+	p = json_pack("{s:s, s:o}", "threadId", f.thread_id, "input", tt_text("hi"));
+	id = asc_request(f.c, "turn/start", p);
+	asc_assert_result(asc_wait_response(f.c, id, asc_timeout(5000)));
+	deadline = asc_now_ms() + asc_timeout(30000);
+	do {
+		free(err);
+		usleep(2000);
+		err = asc_stderr(f.c);
+	} while (strstr(err, "-byte message beside the loop") == NULL && asc_now_ms() < deadline);
+	assert_non_null(strstr(err, "-byte message beside the loop"));
+	id = asc_request(f.c, "thread/loaded/list", json_object());
+	msgs = tt_collect(&f, NULL, NULL);
+	at = mcp_answer_at(msgs, id);
+	done = mcp_completed_at(msgs, "mcpToolCall");
+	fprintf(stderr, "%s: thread/loaded/list answered at %zu, the big item completed at %zu\n",
+		mode, at, done);
+	assert_true(at != SIZE_MAX && done != SIZE_MAX);
+	assert_true(at < done);
+	it = tt_item(msgs, "mcpToolCall", 0);
+	assert_string_equal(json_string_value(json_object_get(it, "status")), "completed");
+	free(err);
+	json_decref(msgs);
+	tt_stop(&f);
+	hs_stop(&h);
+}
+
+static void
+test_big_result_beside_the_loop(void **state)
+{
+	(void)state;
+	http_big("--sse");
+	http_big("--get-stream"); /* answers as JSON bodies */
 }
 
 /* The server's own request on a call's event stream (ping) is answered by a POST. */
@@ -527,7 +535,7 @@ test_server_everything_http(void **state)
 	json_array_foreach(json_object_get(want, "tools"), i,
 		t) if (strcmp(json_string_value(json_object_get(t, "name")) ?: "",
 			       "mcp__everything") == 0)
-		http_equal("server-everything's tools over HTTP", t, got);
+		mcp_equal("server-everything's tools over HTTP", t, got);
 	http_items(msgs, "everything");
 	json_decref(recs);
 	json_decref(want);
@@ -546,6 +554,7 @@ main(void)
 		cmocka_unit_test_teardown(test_sse_as_upstream, hs_teardown),
 		cmocka_unit_test_teardown(test_json_and_server_stream, hs_teardown),
 		cmocka_unit_test_teardown(test_server_request_on_stream, hs_teardown),
+		cmocka_unit_test_teardown(test_big_result_beside_the_loop, hs_teardown),
 		cmocka_unit_test_teardown(test_failures, hs_teardown),
 		cmocka_unit_test_teardown(test_server_everything_http, hs_teardown),
 	};

@@ -4,7 +4,9 @@
  * (recorded by hand with its binary, the texts below): a required server that fails fails the
  * start (-32603, upstream's text, failures in name order; no thread loaded); when every
  * required server is ready the start is answered with them, the thread keeps those servers
- * (each started once) and the others go on starting after the answer.
+ * (each started once) and the others go on starting after the answer. thread/resume of a
+ * thread not loaded and thread/fork wait the same way (upstream's session error under its
+ * "error resuming thread: " and "error forking thread: ").
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -193,12 +195,83 @@ test_required_ready(void **state)
 	tt_stop(&f);
 }
 
+/* thread/resume or fork of the fixture's thread with config.mcp_servers (stolen). */
+static json_t *
+open_with(struct tt *f, const char *method, json_t *servers)
+{
+	long long id = asc_request(f->c, method,
+		json_pack("{s:s, s:s, s:{s:o}}", "threadId", f->thread_id, "approvalPolicy",
+			"never", "config", "mcp_servers", servers));
+
+	return asc_wait_response(f->c, id, asc_timeout(20000));
+}
+
+static void
+assert_error(json_t *r, const char *message)
+{
+	assert_non_null(r);
+	assert_null(json_object_get(r, "result"));
+	assert_int_equal(
+		json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32603);
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(r, "error"), "message")),
+		message);
+	json_decref(r);
+}
+
+static void
+test_required_resume_fork(void **state)
+{
+	struct tt f;
+	struct tt_opts o = {0};
+	json_t *servers, *r, *data;
+	char *script;
+
+	(void)state;
+	o.script = script = tt_script(MSG0);
+	tt_start(&f, &o);
+	free(script);
+	json_decref(tt_turn(&f, "hi", NULL, NULL, NULL)); /* the thread is on disk */
+	asc_free(f.c);
+	tt_respawn(&f); /* a new daemon: the thread is not loaded */
+	servers = json_object();
+	json_object_set_new(servers, "b", server("--fail-start", 1));
+	assert_error(open_with(&f, "thread/resume", servers),
+		"error resuming thread: Fatal error: Failed to initialize session: required MCP "
+		"servers failed to initialize: b: handshaking with MCP server failed: connection "
+		"closed: initialize response: connection closed: initialize response");
+	servers = json_object();
+	json_object_set_new(servers, "z",
+		json_pack("{s:s, s:b}", "command", "nonexistent-mcp-server-xyz", "required", 1));
+	assert_error(open_with(&f, "thread/fork", servers),
+		"error forking thread: Fatal error: Failed to initialize session: required MCP "
+		"servers failed to initialize: z: No such file or directory (os error 2)");
+	/* neither loaded a thread */
+	r = tt_call(&f, "thread/loaded/list", json_object());
+	data = json_object_get(json_object_get(r, "result"), "data");
+	assert_int_equal(json_array_size(data), 0);
+	json_decref(r);
+	/* a ready required server: the resume is answered, the thread has it connected */
+	servers = json_object();
+	json_object_set_new(servers, "a", server(NULL, 1));
+	r = open_with(&f, "thread/resume", servers);
+	assert_non_null(json_object_get(r, "result"));
+	json_decref(r);
+	r = tt_call(&f, "mcpServerStatus/list", json_pack("{s:s}", "threadId", f.thread_id));
+	data = json_array_get(json_object_get(json_object_get(r, "result"), "data"), 0);
+	assert_string_equal(json_string_value(json_object_get(data, "name")), "a");
+	assert_string_equal(json_string_value(json_object_get(data, "runtimeStatus")), "connected");
+	json_decref(r);
+	tt_stop(&f);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_required_failures),
 		cmocka_unit_test(test_required_ready),
+		cmocka_unit_test(test_required_resume_fork),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -119,8 +119,9 @@ struct mcp_api_thread {
 	struct mcp_api_thread *next;
 	struct session *s;
 	char *id;
-	json_t *params; /* {cwd, config} of the opening request */
-	int stale;	/* config/mcpServer/reload since: taken at the next turn */
+	json_t *params;	  /* {cwd, config} of the opening request */
+	json_t *approved; /* the tools approved for the session: they outlive a reload */
+	int stale;	  /* config/mcpServer/reload since: taken at the next turn */
 };
 
 static struct mcp_api_thread *mcp_api_threads;
@@ -152,6 +153,56 @@ mcp_api_parsed(const char *thread_id, const struct config *cfg, const json_t *pa
 	return parsed;
 }
 
+/*
+ * A tool approved "always", as upstream persists it: approval_mode = "approve" under the
+ * server's table in the highest project layer that defines the server (its .codex/config.toml),
+ * else in the user's config.toml when it defines the server; a server from elsewhere (the
+ * request's config, -c) is remembered for the session alone.
+ */
+static void
+mcp_api_persist(void *arg, const char *server, const char *tool)
+{
+	struct turn_thread *tt = arg;
+	struct mcp_api_thread *t = mcp_api_thread_find(tt->s, tt->id);
+	struct config *own = t != NULL ? thread_settings_config(t->params, 1) : NULL;
+	const char *segs[] = {"mcp_servers", server, "tools", tool, "approval_mode"};
+	json_t *read, *l, *name, *value = json_string("approve");
+	char *cause = NULL, *file = NULL;
+	size_t i;
+
+	read = config_read_result(own != NULL ? own : config_cache_get(), 1, &cause);
+	json_array_foreach(json_object_get(read, "layers"), i, l)
+	{
+		name = json_object_get(l, "name");
+		if (json_object_get(json_object_get(json_object_get(l, "config"), "mcp_servers"),
+			    server) == NULL ||
+			json_object_get(l, "disabledReason") != NULL)
+			continue;
+		if (strcmp(json_string_value(json_object_get(name, "type")) ?: "", "project") == 0)
+			file = xasprintf("%s/config.toml",
+				json_string_value(json_object_get(name, "dotCodexFolder")));
+		else if (strcmp(json_string_value(json_object_get(name, "type")) ?: "", "user") ==
+			0)
+			file = xstrdup(json_string_value(json_object_get(name, "file")));
+		if (file != NULL)
+			break;
+	}
+	if (file == NULL)
+		log_warn("thread %s: MCP server `%s` is not configured in config.toml: its tool %s "
+			 "is approved for the session only",
+			tt->id, server, tool);
+	else if (config_edit_file(file, segs, 5, value, &cause) != 0)
+		log_warn("thread %s: failed to persist the approval of %s/%s: %s", tt->id, server,
+			tool, cause);
+	else
+		log_info("thread %s: %s/%s approved in %s", tt->id, server, tool, file);
+	free(file);
+	free(cause);
+	json_decref(value);
+	json_decref(read);
+	config_free(own);
+}
+
 /* Give tt the servers of parsed (none when empty), started now, or those a thread/start
  * waiting for its required servers started (mcp_required.c): their states told from the
  * start, after the answer, as upstream. */
@@ -160,11 +211,14 @@ mcp_api_attach(struct session *s, struct turn_thread *tt, const json_t *parsed)
 {
 	struct mcp_set_opts o = {0};
 	struct mcp_set *set = mcp_api_adopt();
+	struct mcp_api_thread *t = mcp_api_thread_find(s, tt->id);
 
 	o.status = mcp_api_status_cb;
 	o.ask = mcp_api_ask;
 	o.withdraw = mcp_api_withdraw;
+	o.persist = mcp_api_persist;
 	o.arg = tt;
+	o.approved = t != NULL ? t->approved : NULL;
 	if (set != NULL) {
 		tt->mcp = set;
 		mcp_set_owner(set, &o);
@@ -203,6 +257,7 @@ mcp_api_thread_opened(
 		t = xcalloc(1, sizeof *t);
 		t->s = s;
 		t->id = xstrdup(thread_id);
+		t->approved = json_object();
 		t->next = mcp_api_threads;
 		mcp_api_threads = t;
 	}
@@ -271,6 +326,7 @@ mcp_api_thread_closed(const char *thread_id)
 		}
 		*pp = t->next;
 		json_decref(t->params);
+		json_decref(t->approved);
 		free(t->id);
 		free(t);
 	}

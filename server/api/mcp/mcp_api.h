@@ -43,6 +43,11 @@ typedef void (*mcp_api_start_fn)(struct session *s, struct rpc_req *req, json_t 
  */
 int mcp_api_start_gate(
 	struct session *s, struct rpc_req *req, json_t *params, mcp_api_start_fn start);
+/* How a thread is opened: the words of upstream's error differ. */
+enum mcp_api_open { MCP_API_START, MCP_API_RESUME, MCP_API_FORK };
+/* thread/resume (of a thread not loaded) and thread/fork wait as thread/start does. */
+int mcp_api_open_gate(struct session *s, struct rpc_req *req, json_t *params,
+	enum mcp_api_open kind, mcp_api_start_fn start);
 /* The servers a passing thread/start's thread takes (once), or NULL. */
 struct mcp_set *mcp_api_adopt(void);
 /* The session ends: its thread/starts waiting for servers are dropped. */

@@ -4,6 +4,9 @@
  * and the request fails (-32603) with upstream's text, the failures in name order:
  *   error creating thread: Fatal error: Failed to initialize session: required MCP servers
  *   failed to initialize: a: <why>; b: <why>
+ * thread/resume (of a thread not loaded: a loaded one keeps its servers) and thread/fork open
+ * a session the same way upstream, so they wait alike; their text begins "error resuming
+ * thread: " and "error forking thread: " (upstream's prefixes of the same session error).
  * Otherwise thread/start runs and the thread takes the servers already started (its
  * mcpServer/startupStatus/updated follow the answer: each `starting`, then the states reached).
  * A thread without required servers is answered at once, its servers started after.
@@ -22,8 +25,10 @@
 #include "protocol/xmalloc.h"
 
 #define MCP_REQUIRED_PREFIX                                                                        \
-	"error creating thread: Fatal error: Failed to initialize session: required MCP servers "  \
-	"failed to initialize: "
+	"Fatal error: Failed to initialize session: required MCP servers failed to initialize: "
+
+/* Upstream's words for each way of opening a thread (mcp_api_open). */
+static const char *const mcp_open_words[] = {"creating", "resuming", "forking"};
 
 /* One thread/start waiting for its required servers. */
 struct mcp_gate {
@@ -32,6 +37,7 @@ struct mcp_gate {
 	struct rpc_req *req;
 	json_t *params;
 	mcp_api_start_fn start;
+	enum mcp_api_open kind;
 	struct mcp_set *set;
 	ev_timer later; /* the decision, out of the set's callbacks */
 };
@@ -71,7 +77,8 @@ mcp_gate_decide(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct mcp_gate *g = container_of(w, struct mcp_gate, later);
 	size_t n = mcp_set_count(g->set), i;
-	char *msg = xstrdup(MCP_REQUIRED_PREFIX), *why, *t;
+	char *msg = xasprintf("error %s thread: " MCP_REQUIRED_PREFIX, mcp_open_words[g->kind]);
+	char *why, *t;
 	int failed = 0;
 
 	(void)loop;
@@ -120,6 +127,13 @@ mcp_gate_settled(void *arg)
 int
 mcp_api_start_gate(struct session *s, struct rpc_req *req, json_t *params, mcp_api_start_fn start)
 {
+	return mcp_api_open_gate(s, req, params, MCP_API_START, start);
+}
+
+int
+mcp_api_open_gate(struct session *s, struct rpc_req *req, json_t *params, enum mcp_api_open kind,
+	mcp_api_start_fn start)
+{
 	struct config *own;
 	struct mcp_set_opts o = {0};
 	struct mcp_gate *g;
@@ -130,7 +144,7 @@ mcp_api_start_gate(struct session *s, struct rpc_req *req, json_t *params, mcp_a
 
 	if (mcp_passing)
 		return 0;
-	own = thread_settings_config(params, 1);
+	own = thread_settings_config(params, kind == MCP_API_START);
 	parsed = mcp_api_parsed("(new)", own != NULL ? own : config_cache_get(), params);
 	config_free(own);
 	o.loop = s->loop;
@@ -150,6 +164,7 @@ mcp_api_start_gate(struct session *s, struct rpc_req *req, json_t *params, mcp_a
 	g->req = req;
 	g->params = json_incref(params);
 	g->start = start;
+	g->kind = kind;
 	ev_timer_init(&g->later, mcp_gate_decide, 0., 0.);
 	g->next = mcp_gates;
 	mcp_gates = g;
