@@ -20,6 +20,8 @@
 #include <strings.h>
 
 #include "mcp_int.h"
+#include "config/home.h"
+#include "mcp/oauth/oauth.h"
 #include "io/http.h"
 #include "io/log.h"
 #include "protocol/sse.h"
@@ -52,6 +54,23 @@ struct mcp_http {
 };
 
 static void mcp_http_drain_cb(struct ev_loop *, ev_timer *, int);
+
+/* Tokens an OAuth login stored for this server (CODEX_HOME/.credentials.json) as its bearer. */
+static void
+mcp_http_oauth_bearer(struct mcp_http *h)
+{
+	struct oauth_tokens t;
+	char *home = home_path(), *cause = NULL;
+
+	if (oauth_store_load(home, h->sv->name, h->url, &t, &cause) < 0) {
+		log_warn("mcp %s: %s", h->sv->name, cause);
+		free(cause);
+	} else if (t.access_token != NULL && t.access_token[0] != '\0')
+		json_array_append_new(
+			h->headers, json_sprintf("Authorization: Bearer %s", t.access_token));
+	oauth_tokens_free(&t);
+	free(home);
+}
 
 int
 mcp_http_open(struct mcp_server *sv, char **cause)
@@ -88,6 +107,8 @@ mcp_http_open(struct mcp_server *sv, char **cause)
 	}
 	if (tokvar != NULL)
 		json_array_append_new(h->headers, json_sprintf("Authorization: Bearer %s", tok));
+	else
+		mcp_http_oauth_bearer(h);
 	ev_timer_init(&h->drain, mcp_http_drain_cb, 0., 0.);
 	sv->http = h;
 	return 0;
