@@ -3,7 +3,8 @@
  * and perform_oauth_login): discovery of the authorization server (RFC 9728 then RFC 8414 /
  * OpenID), dynamic client registration (RFC 7591), PKCE S256, a loopback callback, the code
  * exchanged for tokens, the tokens kept in CODEX_HOME/.credentials.json (upstream's file
- * store: keyring is not available here), then used as `Authorization: Bearer` (the refresh is not built yet).
+ * store: keyring is not available here), then used as `Authorization: Bearer` (the refresh
+ * is not built yet).
  *
  * Everything runs on the loop. Secrets (codes, verifiers, tokens, client secrets) are never
  * logged nor put in an error; the buffers that held them are wiped.
