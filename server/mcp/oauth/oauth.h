@@ -3,8 +3,8 @@
  * and perform_oauth_login): discovery of the authorization server (RFC 9728 then RFC 8414 /
  * OpenID), dynamic client registration (RFC 7591), PKCE S256, a loopback callback, the code
  * exchanged for tokens, the tokens kept in CODEX_HOME/.credentials.json (upstream's file
- * store: keyring is not available here), then used as `Authorization: Bearer` (the refresh
- * is not built yet).
+ * store: keyring is not available here), then used as `Authorization: Bearer`, refreshed
+ * (oauth_refresh.c) when expired or refused.
  *
  * Everything runs on the loop. Secrets (codes, verifiers, tokens, client secrets) are never
  * logged nor put in an error; the buffers that held them are wiped.
@@ -34,8 +34,22 @@ int oauth_store_delete(const char *dir, const char *name, const char *url, char 
 /* Upstream's key of an entry: "<name>|<16 hex of sha256 of {"headers":{},"type":"http","url":..}>"
  * (heap), or NULL without libcrypto. */
 char *oauth_store_key(const char *name, const char *url);
+/* Milliseconds since the epoch (expires_at's clock). */
+long long oauth_now_ms(void);
 /* Whether the token expires within upstream's 30 s skew (expires_at known). */
 int oauth_tokens_stale(const struct oauth_tokens *t, long long now_ms);
+
+/* ---- the refresh (oauth_refresh.c) ---- */
+
+struct oauth_refresh;
+/* access_token (borrowed for the call) when refreshed and stored, else error; once. */
+typedef void (*oauth_refresh_cb)(void *arg, const char *access_token, const char *error);
+/* Refresh (name, url)'s stored tokens; NULL with *cause when there is nothing to refresh
+ * with (no tokens, no refresh token, an unreadable store). cb runs from the loop, later. */
+struct oauth_refresh *oauth_refresh_start(struct ev_loop *loop, const char *home, const char *name,
+	const char *url, oauth_refresh_cb cb, void *arg, char **cause);
+/* Stop; no callback after. NULL is fine. */
+void oauth_refresh_cancel(struct oauth_refresh *r);
 
 /* ---- the login (mcpServer/oauth/login, `mcp login`) ---- */
 

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "io/http.h"
+#include "oauth.h"
 #include "oauth_int.h"
 #include "protocol/buf.h"
 #include "protocol/xmalloc.h"

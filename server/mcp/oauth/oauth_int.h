@@ -36,7 +36,5 @@ void oauth_discovery_cancel(struct oauth_discovery *d);
 void oauth_form_add(char **form, const char *key, const char *value);
 /* The token endpoint's refusal as a sentence (error_description, error, or the status). */
 char *oauth_token_refusal(long status, const char *body);
-/* Milliseconds since the epoch. */
-long long oauth_now_ms(void);
 
 #endif
