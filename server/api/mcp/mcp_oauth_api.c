@@ -66,8 +66,9 @@ oauth_op_done(void *arg, const char *error)
 	struct mcp_oauth_op *op = arg;
 
 	rpc_notify(op->s->rpc, "mcpServer/oauthLogin/completed",
-		json_pack("{s:s, s:b, s:s?, s:s, s:s?}", "name", op->name, "success", error == NULL,
-			"error", error, "loginId", op->id, "threadId", op->thread_id));
+		json_pack("{s:s, s:s?, s:s, s:b, s:s*}", "name", op->name, "threadId",
+			op->thread_id, "loginId", op->id, "success", error == NULL, "error",
+			error)); /* upstream's members: no error on success */
 	oauth_op_free(op);
 }
 

@@ -19,6 +19,7 @@
 /* The stored tokens of one server (heap strings; NULL when absent). */
 struct oauth_tokens {
 	char *server_name, *server_url, *client_id, *access_token, *refresh_token;
+	char *issuer; /* the authorization server discovery found (upstream 0.169 keeps it) */
 	long long expires_at; /* ms since the epoch; 0: unknown */
 	json_t *scopes;	      /* array of strings */
 };
@@ -31,7 +32,7 @@ int oauth_store_load(
 int oauth_store_save(const char *dir, const struct oauth_tokens *t, char **cause);
 /* Remove (name, url): 1 removed, 0 none, -1 *cause. The file goes when it becomes empty. */
 int oauth_store_delete(const char *dir, const char *name, const char *url, char **cause);
-/* Upstream's key of an entry: "<name>|<16 hex of sha256 of {"headers":{},"type":"http","url":..}>"
+/* Upstream's key of an entry: "<name>|<16 hex of sha256 of {"type":"http","url":..,"headers":{}}>"
  * (heap), or NULL without libcrypto. */
 char *oauth_store_key(const char *name, const char *url);
 /* Milliseconds since the epoch (expires_at's clock). */

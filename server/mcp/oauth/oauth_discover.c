@@ -37,6 +37,7 @@ oauth_meta_free(struct oauth_meta *m)
 	free(m->token_endpoint);
 	free(m->registration_endpoint);
 	free(m->resource);
+	free(m->issuer);
 	json_decref(m->scopes_supported);
 	memset(m, 0, sizeof *m);
 }
@@ -115,6 +116,7 @@ discover_fetched(void *arg, long status, const char *body, size_t len, const cha
 		(issuer = json_string_value(
 			 json_array_get(json_object_get(j, "authorization_servers"), 0))) != NULL) {
 		d->m.resource = dup_str(j, "resource");
+		d->m.issuer = xstrdup(issuer);
 		if (json_is_array(json_object_get(j, "scopes_supported")))
 			d->m.scopes_supported = json_incref(json_object_get(j, "scopes_supported"));
 		as_candidates(d, issuer);
@@ -124,6 +126,10 @@ discover_fetched(void *arg, long status, const char *body, size_t len, const cha
 		d->m.authorization_endpoint = dup_str(j, "authorization_endpoint");
 		d->m.token_endpoint = dup_str(j, "token_endpoint");
 		d->m.registration_endpoint = dup_str(j, "registration_endpoint");
+		if (json_string_value(json_object_get(j, "issuer")) != NULL) {
+			free(d->m.issuer);
+			d->m.issuer = dup_str(j, "issuer");
+		}
 		if (d->m.scopes_supported == NULL &&
 			json_is_array(json_object_get(j, "scopes_supported")))
 			d->m.scopes_supported = json_incref(json_object_get(j, "scopes_supported"));

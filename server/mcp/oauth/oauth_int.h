@@ -20,7 +20,7 @@ void oauth_fetch_cancel(struct oauth_fetch *f);
 
 /* What discovery found (heap strings; NULL when absent). */
 struct oauth_meta {
-	char *authorization_endpoint, *token_endpoint, *registration_endpoint, *resource;
+	char *authorization_endpoint, *token_endpoint, *registration_endpoint, *resource, *issuer;
 	json_t *scopes_supported; /* array, or NULL */
 };
 void oauth_meta_free(struct oauth_meta *m);

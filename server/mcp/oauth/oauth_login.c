@@ -157,6 +157,7 @@ login_discovered(void *arg, const struct oauth_meta *m, const char *error)
 	}
 	l->m.authorization_endpoint = xstrdup(m->authorization_endpoint);
 	l->m.token_endpoint = xstrdup(m->token_endpoint);
+	l->m.issuer = m->issuer != NULL ? xstrdup(m->issuer) : NULL;
 	if (l->resource == NULL && m->resource != NULL)
 		l->resource = xstrdup(m->resource);
 	if (json_array_size(l->scopes) == 0 && m->scopes_supported != NULL) {
@@ -171,9 +172,10 @@ login_discovered(void *arg, const struct oauth_meta *m, const char *error)
 		login_fail(l, "Dynamic client registration not supported");
 		return;
 	}
-	reg = json_pack("{s:s, s:[s], s:[s, s], s:[s], s:s}", "client_name", "Codex",
+	/* upstream 0.169's registration, member for member (recorded by the mock's log) */
+	reg = json_pack("{s:s, s:[s], s:[s, s], s:s, s:[s]}", "client_name", "Codex",
 		"redirect_uris", l->redirect_uri, "grant_types", "authorization_code",
-		"refresh_token", "response_types", "code", "token_endpoint_auth_method", "none");
+		"refresh_token", "token_endpoint_auth_method", "none", "response_types", "code");
 	if (json_array_size(l->scopes) > 0) {
 		char *scope = NULL;
 		size_t i;
@@ -190,6 +192,7 @@ login_discovered(void *arg, const struct oauth_meta *m, const char *error)
 		json_object_set_new(reg, "scope", json_string(scope));
 		free(scope);
 	}
+	json_object_set_new(reg, "application_type", json_string("native"));
 	body = json_dumps(reg, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(reg);
 	l->f = oauth_fetch_start(
@@ -227,6 +230,7 @@ login_exchanged(void *arg, long status, const char *body, size_t len, const char
 	t.server_name = xstrdup(l->name);
 	t.server_url = xstrdup(l->url);
 	t.client_id = xstrdup(l->client_id);
+	t.issuer = l->m.issuer != NULL ? xstrdup(l->m.issuer) : NULL;
 	t.access_token = xstrdup(access);
 	if (json_string_value(json_object_get(j, "refresh_token")) != NULL)
 		t.refresh_token = xstrdup(json_string_value(json_object_get(j, "refresh_token")));

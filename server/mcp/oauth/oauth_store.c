@@ -2,8 +2,10 @@
  * CODEX_HOME/.credentials.json as upstream 0.169's file store writes it (its rmcp-client
  * oauth.rs, `mcp_oauth_credentials_store = "file"`; its default "auto" falls back to this
  * file when no keyring answers, as here): one compact JSON object, keys sorted, each
- * "<name>|<hash>" -> {server_name, server_url, client_id, access_token, expires_at (ms or
- * null), refresh_token (or null), scopes []}. Written atomically, 0600 (config/secret_file.h).
+ * "<name>|<hash>" -> {server_name, server_url, issuer (when known), client_id, access_token,
+ * expires_at (ms or null), refresh_token (or null), scopes []} (upstream 0.169's file, read
+ * back after its own login against tests/integration/mock_mcp_oauth.py). Written atomically, 0600
+ * (config/secret_file.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,7 +26,7 @@ void
 oauth_tokens_free(struct oauth_tokens *t)
 {
 	char **s[] = {&t->server_name, &t->server_url, &t->client_id, &t->access_token,
-		&t->refresh_token};
+		&t->refresh_token, &t->issuer};
 
 	for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
 		if (*s[i] != NULL)
@@ -39,7 +41,9 @@ oauth_tokens_free(struct oauth_tokens *t)
 char *
 oauth_store_key(const char *name, const char *url)
 {
-	json_t *o = json_pack("{s:{}, s:s, s:s}", "headers", "type", "http", "url", url);
+	/* upstream 0.169 hashes its payload in insertion order (checked against its binary: an
+	 * entry it wrote for http://127.0.0.1:33763/mcp has the key "oa|4ff7966b7ac4d885") */
+	json_t *o = json_pack("{s:s, s:s, s:{}}", "type", "http", "url", url, "headers");
 	char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER), hex[65];
 	char *key = NULL;
 
@@ -169,6 +173,7 @@ oauth_store_load(
 			continue;
 		out->server_name = xstrdup(en);
 		out->server_url = xstrdup(eu);
+		out->issuer = dup_str(e, "issuer");
 		out->client_id = dup_str(e, "client_id");
 		out->access_token = dup_str(e, "access_token");
 		out->refresh_token = dup_str(e, "refresh_token");
@@ -185,6 +190,27 @@ oauth_store_load(
 	return found;
 }
 
+/* Remove the entries of (name, url), whatever their map key: how many. */
+static int
+store_drop(json_t *doc, const char *name, const char *url)
+{
+	const char *k, *en, *eu;
+	json_t *e;
+	void *tmp;
+	int n = 0;
+
+	json_object_foreach_safe(doc, tmp, k, e)
+	{
+		en = json_string_value(json_object_get(e, "server_name"));
+		eu = json_string_value(json_object_get(e, "server_url"));
+		if (en != NULL && eu != NULL && strcmp(en, name) == 0 && strcmp(eu, url) == 0) {
+			json_object_del(doc, k);
+			n++;
+		}
+	}
+	return n;
+}
+
 int
 oauth_store_save(const char *dir, const struct oauth_tokens *t, char **cause)
 {
@@ -197,12 +223,13 @@ oauth_store_save(const char *dir, const struct oauth_tokens *t, char **cause)
 			*cause = xstrdup("no SHA-256 here (libcrypto)");
 		goto out;
 	}
-	e = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:O}", "server_name", t->server_name,
-		"server_url", t->server_url, "client_id", t->client_id ?: "", "access_token",
-		t->access_token ?: "", "expires_at",
+	e = json_pack("{s:s, s:s, s:s*, s:s, s:s, s:o, s:o, s:O}", "server_name", t->server_name,
+		"server_url", t->server_url, "issuer", t->issuer, "client_id", t->client_id ?: "",
+		"access_token", t->access_token ?: "", "expires_at",
 		t->expires_at > 0 ? json_integer(t->expires_at) : json_null(), "refresh_token",
 		t->refresh_token != NULL ? json_string(t->refresh_token) : json_null(), "scopes",
 		t->scopes != NULL ? t->scopes : json_array());
+	store_drop(doc, t->server_name, t->server_url); /* an entry under an older key too */
 	json_object_set_new(doc, key, e);
 	r = store_write(dir, doc, cause);
 out:

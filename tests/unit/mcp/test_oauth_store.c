@@ -87,8 +87,9 @@ save(const char *name, const char *url, const char *access, const char *refresh,
 	oauth_tokens_free(&t);
 }
 
-/* "<name>|" and the first 16 hex of SHA-256 of {"headers":{},"type":"http","url":<url>}
- * (the digests computed with Python's hashlib). */
+/* "<name>|" and the first 16 hex of SHA-256 of {"type":"http","url":<url>,"headers":{}}
+ * (the digests computed with Python's hashlib; the order is upstream 0.169's: its binary
+ * stored http://127.0.0.1:33763/mcp's tokens under "oa|4ff7966b7ac4d885"). */
 static void
 test_key(void **state)
 {
@@ -96,10 +97,13 @@ test_key(void **state)
 
 	(void)state;
 	k = oauth_store_key("oa", URL);
-	assert_string_equal(k, "oa|678100426b45d3cd");
+	assert_string_equal(k, "oa|55e5211a433f07a6");
+	free(k);
+	k = oauth_store_key("oa", "http://127.0.0.1:33763/mcp");
+	assert_string_equal(k, "oa|4ff7966b7ac4d885");
 	free(k);
 	k = oauth_store_key("x", "https://example.com/mcp");
-	assert_string_equal(k, "x|6fe6427c8c9125c8");
+	assert_string_equal(k, "x|9a70b85417749d5c");
 	free(k);
 }
 
@@ -144,10 +148,10 @@ test_file_shape(void **state)
 	save("a", URL, "at-a", NULL, 0); /* replaces */
 	text = read_store();
 	assert_string_equal(text,
-		"{\"a|678100426b45d3cd\":{\"server_name\":\"a\",\"server_url\":\"" URL "\","
+		"{\"a|55e5211a433f07a6\":{\"server_name\":\"a\",\"server_url\":\"" URL "\","
 		"\"client_id\":\"client-1\",\"access_token\":\"at-a\",\"expires_at\":null,"
 		"\"refresh_token\":null,\"scopes\":[\"a\",\"b\"]},"
-		"\"b|678100426b45d3cd\":{\"server_name\":\"b\",\"server_url\":\"" URL "\","
+		"\"b|55e5211a433f07a6\":{\"server_name\":\"b\",\"server_url\":\"" URL "\","
 		"\"client_id\":\"client-1\",\"access_token\":\"at-b\",\"expires_at\":5,"
 		"\"refresh_token\":\"rt-b\",\"scopes\":[\"a\",\"b\"]}}");
 	free(text);
@@ -185,8 +189,10 @@ test_found_by_entry(void **state)
 	assert_int_equal(oauth_store_load(dir, "oa", URL, &t, &cause), 1);
 	assert_string_equal(t.access_token, "at");
 	assert_null(t.refresh_token);
-	assert_int_equal(t.expires_at, 0);
-	assert_true(json_is_array(t.scopes));
+	oauth_tokens_free(&t);
+	save("oa", URL, "at2", NULL, 0); /* replaces that entry, not beside it */
+	assert_int_equal(oauth_store_delete(dir, "oa", URL, &cause), 1);
+	assert_int_equal(oauth_store_load(dir, "oa", URL, &t, &cause), 0);
 	oauth_tokens_free(&t);
 }
 
