@@ -225,6 +225,11 @@ const struct pmethod pmethods[] = {
 	{"mcpServer/elicitation/request", PM_SERVER_REQUEST, "McpServerElicitationRequestParams",
 		"McpServerElicitationRequestResponse", NULL,
 		"An MCP tool's approval, or an MCP server's elicitation, asked of the user."},
+	{"mcpServer/oauth/login", PM_REQUEST, "McpServerOauthLoginParams",
+		"McpServerOauthLoginResponse", "v2",
+		"Log in to a streamable-HTTP MCP server with OAuth (the URL to open; the result later)."},
+	{"mcpServer/oauthLogin/completed", PM_NOTIFICATION,
+		"McpServerOauthLoginCompletedNotification", NULL, "v2", NULL},
 	{"configWarning", PM_NOTIFICATION, "ConfigWarningNotification", NULL, "v2",
 		"A problem with the configuration (e.g. config.toml does not parse)."},
 	{NULL},
@@ -233,7 +238,7 @@ const struct pmethod pmethods[] = {
 static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config, pdefs_fs,
 	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills, pdefs_config_write,
 	pdefs_startup, pdefs_requirements, pdefs_review, pdefs_history, pdefs_shellcmd,
-	pdefs_user_input, pdefs_account, pdefs_mcp, pdefs_hooks, pdefs_mcp_elicit};
+	pdefs_user_input, pdefs_account, pdefs_mcp, pdefs_hooks, pdefs_mcp_elicit, pdefs_mcp_oauth};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

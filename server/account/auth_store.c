@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "auth_store.h"
+#include "config/secret_file.h"
 #include "protocol/base64.h"
 #include "protocol/xmalloc.h"
 
@@ -411,74 +412,21 @@ auth_ordered(const json_t *doc)
 	return o;
 }
 
-/* Write all of len bytes; 0 or -1 (errno set). */
-static int
-auth_write_all(int fd, const char *p, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		if ((n = write(fd, p, len)) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int
 auth_save(const char *home, const struct auth *a, char **cause)
 {
 	json_t *o = auth_ordered(a->doc);
 	char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	char *path = xasprintf("%s/auth.json", home);
-	char *tmp = xasprintf("%s/.auth.json.XXXXXX", home);
-	int fd = -1, r = -1;
+	int r;
 
 	json_decref(o);
 	if (text == NULL) {
 		*cause = xstrdup("cannot encode auth.json");
-		goto out;
+		return -1;
 	}
-	if (mkdir(home, 0700) != 0 && errno != EEXIST) {
-		*cause = xasprintf("%s: %s", home, strerror(errno));
-		goto out;
-	}
-	/* mkostemp creates 0600: the secret is never readable by others, not even briefly */
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
-		*cause = xasprintf("%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	if (fchmod(fd, 0600) != 0 || auth_write_all(fd, text, strlen(text)) != 0 ||
-		fsync(fd) != 0) {
-		*cause = xasprintf("%s: %s", tmp, strerror(errno));
-		goto fail;
-	}
-	if (close(fd) != 0) {
-		fd = -1;
-		*cause = xasprintf("%s: %s", tmp, strerror(errno));
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) != 0) {
-		*cause = xasprintf("%s: %s", path, strerror(errno));
-		goto fail;
-	}
-	r = 0;
-	goto out;
-fail:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-out:
-	if (text != NULL)
-		explicit_bzero(text, strlen(text));
+	r = secret_file_save(home, "auth.json", text, cause);
+	explicit_bzero(text, strlen(text));
 	free(text);
-	free(path);
-	free(tmp);
 	return r;
 }
 

@@ -16,7 +16,6 @@
  *   /cancel        "Login cancelled" (another sign-in wants the port), the flow ends
  * A callback arriving while the code is being exchanged gets 400 "Bad Request".
  */
-#include <sys/random.h>
 
 #include <ctype.h>
 #include <errno.h>
@@ -26,13 +25,13 @@
 
 #include "account.h"
 #include "auth_store.h"
-#include "config/digest.h"
 #include "config/home.h"
+#include "config/pkce.h"
 #include "io/http.h"
 #include "io/log.h"
+#include "io/loopback.h"
 #include "login_flow.h"
 #include "login_int.h"
-#include "protocol/base64.h"
 #include "protocol/buf.h"
 #include "protocol/xmalloc.h"
 
@@ -49,14 +48,14 @@ struct login_flow {
 	struct http *http;
 	struct login_flow_cbs cbs;
 	void *arg;
-	struct login_srv *srv;
+	struct loopback_srv *srv;
 	char *issuer, *originator, *redirect_uri;
-	char verifier[90], challenge[48], state[48];
+	struct pkce pkce;
 	int port;
 	enum flow_stage stage;
 	struct http_req *xfer;
 	struct buf body;
-	struct login_conn *held; /* the callback waiting for the exchanges */
+	struct loopback_conn *held; /* the callback waiting for the exchanges */
 	char *id_token, *access_token, *refresh_token;
 };
 
@@ -66,41 +65,6 @@ wipe_free(char *s)
 	if (s != NULL)
 		explicit_bzero(s, strlen(s));
 	free(s);
-}
-
-/* n bytes as unpadded base64url (out: at least 4*(n+2)/3+1). */
-static void
-b64url(const unsigned char *in, size_t n, char *out)
-{
-	char *p;
-
-	base64_encode(in, n, out);
-	for (p = out; *p != '\0' && *p != '='; p++)
-		*p = *p == '+' ? '-' : *p == '/' ? '_' : *p;
-	*p = '\0';
-}
-
-/* PKCE and state as upstream's: 64 random bytes of verifier, 32 of state. */
-static int
-flow_secrets(struct login_flow *f)
-{
-	unsigned char raw[64], md[32];
-	char hex[65];
-
-	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
-		return -1;
-	b64url(raw, sizeof raw, f->verifier);
-	if (digest_sha256_hex(f->verifier, strlen(f->verifier), hex) != 0)
-		return -1;
-	for (int i = 0; i < 32; i++)
-		md[i] = (unsigned char)strtoul(
-			(char[]){hex[2 * i], hex[2 * i + 1], '\0'}, NULL, 16);
-	b64url(md, sizeof md, f->challenge);
-	if (getrandom(raw, 32, 0) != 32)
-		return -1;
-	b64url(raw, 32, f->state);
-	explicit_bzero(raw, sizeof raw);
-	return 0;
 }
 
 char *
@@ -175,7 +139,7 @@ query_get(const char *query, const char *key)
 static void
 flow_end(struct login_flow *f, const char *error)
 {
-	login_srv_free(f->srv);
+	loopback_srv_free(f->srv);
 	f->srv = NULL;
 	f->held = NULL;
 	if (error != NULL)
@@ -185,13 +149,13 @@ flow_end(struct login_flow *f, const char *error)
 
 /* Answer with the error page and end the flow with message. */
 static void
-flow_fail(struct login_flow *f, struct login_conn *c, const char *message, const char *code,
+flow_fail(struct login_flow *f, struct loopback_conn *c, const char *message, const char *code,
 	const char *description)
 {
 	char *page = login_page_error(message, code, description);
 
 	if (c != NULL)
-		login_conn_respond(c, 200, TEXT_HTML, NULL, page, strlen(page));
+		loopback_conn_respond(c, 200, TEXT_HTML, NULL, page, strlen(page));
 	free(page);
 	flow_end(f, message);
 }
@@ -298,7 +262,7 @@ flow_signed_in(struct login_flow *f, const char *api_key)
 	form_pair(&url, "platform_url",
 		strcmp(f->issuer, LOGIN_ISSUER) == 0 ? "https://platform.openai.com"
 						     : "https://platform.api.openai.org");
-	login_conn_respond(f->held, 302, NULL, buf_str(&url), NULL, 0);
+	loopback_conn_respond(f->held, 302, NULL, buf_str(&url), NULL, 0);
 	f->held = NULL;
 	if (url.ptr != NULL) /* NULL when nothing came: not for explicit_bzero */
 		explicit_bzero(url.ptr, url.len);
@@ -374,17 +338,17 @@ flow_done_cb(void *arg, const struct http_result *res)
 
 /* The issuer sent the browser back: check the state, then exchange the code. */
 static void
-flow_callback(struct login_flow *f, struct login_conn *c, const char *query)
+flow_callback(struct login_flow *f, struct loopback_conn *c, const char *query)
 {
 	char *state = query_get(query, "state"), *error = query_get(query, "error"),
 	     *code = query_get(query, "code"), *cause = NULL, *msg, *desc;
 	struct buf form;
 
-	if (state == NULL || strcmp(state, f->state) != 0) {
+	if (state == NULL || strcmp(state, f->pkce.state) != 0) {
 		log_warn("login: login callback state mismatch");
-		login_conn_respond(c, 400, TEXT_PLAIN, NULL, "State mismatch", 14);
+		loopback_conn_respond(c, 400, TEXT_PLAIN, NULL, "State mismatch", 14);
 	} else if (f->stage != STAGE_WAITING) {
-		login_conn_respond(c, 400, TEXT_PLAIN, NULL, "Bad Request", 11);
+		loopback_conn_respond(c, 400, TEXT_PLAIN, NULL, "Bad Request", 11);
 	} else if (error != NULL) {
 		desc = query_get(query, "error_description");
 		msg = login_callback_error(error, desc);
@@ -401,7 +365,7 @@ flow_callback(struct login_flow *f, struct login_conn *c, const char *query)
 		form_pair(&form, "client_id", ACCOUNT_CLIENT_ID);
 		form_pair(&form, "code", code);
 		form_pair(&form, "redirect_uri", f->redirect_uri);
-		form_pair(&form, "code_verifier", f->verifier);
+		form_pair(&form, "code_verifier", f->pkce.verifier);
 		f->stage = STAGE_CODE;
 		f->held = c;
 		if (flow_post(f, &form, &cause) != 0) {
@@ -417,7 +381,7 @@ flow_callback(struct login_flow *f, struct login_conn *c, const char *query)
 }
 
 static void
-flow_request_cb(void *arg, struct login_conn *c, const char *target)
+flow_request_cb(void *arg, struct loopback_conn *c, const char *target)
 {
 	struct login_flow *f = arg;
 	const char *q = target != NULL ? strchr(target, '?') : NULL;
@@ -425,19 +389,19 @@ flow_request_cb(void *arg, struct login_conn *c, const char *target)
 	char *page;
 
 	if (target == NULL)
-		login_conn_respond(c, 400, TEXT_PLAIN, NULL, "Bad Request", 11);
+		loopback_conn_respond(c, 400, TEXT_PLAIN, NULL, "Bad Request", 11);
 	else if (n == 14 && strncmp(target, "/auth/callback", n) == 0)
 		flow_callback(f, c, q != NULL ? q + 1 : "");
 	else if (n == 8 && strncmp(target, "/success", n) == 0 && f->stage == STAGE_SIGNED_IN) {
 		page = login_page_success();
-		login_conn_respond(c, 200, TEXT_HTML, NULL, page, strlen(page));
+		loopback_conn_respond(c, 200, TEXT_HTML, NULL, page, strlen(page));
 		free(page);
 		flow_end(f, NULL);
 	} else if (n == 7 && strncmp(target, "/cancel", n) == 0) {
-		login_conn_respond(c, 200, NULL, NULL, "Login cancelled", 15);
+		loopback_conn_respond(c, 200, NULL, NULL, "Login cancelled", 15);
 		flow_end(f, "Login cancelled");
 	} else
-		login_conn_respond(c, 404, TEXT_PLAIN, NULL, "Not Found", 9);
+		loopback_conn_respond(c, 404, TEXT_PLAIN, NULL, "Not Found", 9);
 }
 
 static void
@@ -447,7 +411,7 @@ flow_ready_cb(void *arg, int port, const char *error)
 	struct buf url;
 
 	if (error != NULL) {
-		login_srv_free(f->srv);
+		loopback_srv_free(f->srv);
 		f->srv = NULL;
 		f->cbs.started(f->arg, NULL, error);
 		return;
@@ -459,9 +423,9 @@ flow_ready_cb(void *arg, int port, const char *error)
 	form_pair(&url, "response_type", "code");
 	form_pair(&url, "client_id", ACCOUNT_CLIENT_ID);
 	form_pair(&url, "redirect_uri", f->redirect_uri);
-	form_pair(&url, "code_challenge", f->challenge);
+	form_pair(&url, "code_challenge", f->pkce.challenge);
 	form_pair(&url, "code_challenge_method", "S256");
-	form_pair(&url, "state", f->state);
+	form_pair(&url, "state", f->pkce.state);
 	form_pair(&url, "scope", FLOW_SCOPE);
 	form_pair(&url, "id_token_add_organizations", "true");
 	form_pair(&url, "codex_cli_simplified_flow", "true");
@@ -475,8 +439,9 @@ struct login_flow *
 login_flow_start(struct ev_loop *loop, struct http *h, const struct login_flow_opts *o,
 	const struct login_flow_cbs *cbs, void *arg)
 {
-	static const struct login_srv_cbs srv_cbs = {flow_ready_cb, flow_request_cb};
+	static const struct loopback_cbs srv_cbs = {flow_ready_cb, flow_request_cb};
 	struct login_flow *f = xcalloc(1, sizeof *f);
+	struct loopback_opts srv_opts = {.attempts = 10, .send_cancel = 1};
 	const char *issuer = o->issuer, *env;
 	int port = o->port;
 
@@ -494,11 +459,11 @@ login_flow_start(struct ev_loop *loop, struct http *h, const struct login_flow_o
 	f->issuer = xstrdup(issuer);
 	f->originator = xstrdup(o->originator != NULL ? o->originator : "codex_cli_rs");
 	buf_init(&f->body, FLOW_MAX_BODY);
-	if (flow_secrets(f) != 0) {
-		/* no randomness or no SHA-256: told from the loop, as a busy port would be */
-		port = -1;
-	}
-	f->srv = login_srv_start(loop, port, &srv_cbs, f);
+	srv_opts.port = port;
+	srv_opts.fallback_port = port == LOGIN_DEFAULT_PORT ? LOGIN_FALLBACK_PORT : 0;
+	if (pkce_new(&f->pkce) != 0) /* told from the loop, as a busy port would be */
+		srv_opts.refuse = "failed to generate the sign-in's PKCE codes";
+	f->srv = loopback_srv_start(loop, &srv_opts, &srv_cbs, f);
 	return f;
 }
 
@@ -509,9 +474,8 @@ login_flow_free(struct login_flow *f)
 		return;
 	if (f->xfer != NULL)
 		http_cancel(f->xfer);
-	login_srv_free(f->srv);
-	explicit_bzero(f->verifier, sizeof f->verifier);
-	explicit_bzero(f->state, sizeof f->state);
+	loopback_srv_free(f->srv);
+	pkce_wipe(&f->pkce);
 	if (f->body.ptr != NULL) /* NULL when nothing came: not for explicit_bzero */
 		explicit_bzero(f->body.ptr, f->body.len);
 	buf_free(&f->body);

@@ -27,5 +27,6 @@ const struct rpc_method *const api_methods[] = {
 	api_shellcmd_methods,
 	api_account_methods,
 	api_mcp_methods,
+	api_mcp_oauth_methods,
 	NULL,
 };

@@ -10,6 +10,10 @@
  *    server's own requests and finally the answer; notifications and responses get 202;
  *  - after notifications/initialized a GET opens the stream of the server's own messages (a
  *    405 is fine: the server has none); the session is DELETEd when the server is stopped.
+ * OAuth (a server without bearer_token_env_var whose login stored tokens, mcp/oauth/): the
+ * stored access token is the bearer; an expired one is refreshed before the first message,
+ * and a POST answered 401 triggers one refresh (one at a time per connection: messages wait
+ * for it) and is sent again once with the new token; a refresh that fails fails them.
  * Rules: libcurl on the loop (io/http.h), nothing blocks; messages are dispatched from a timer
  * (never inside curl's callbacks, where no transfer may start) in the order they arrived; a
  * request whose POST fails (no connection, an HTTP error) fails with the reason; one body or
@@ -22,6 +26,8 @@
 #include <strings.h>
 
 #include "mcp_int.h"
+#include "config/home.h"
+#include "mcp/oauth/oauth.h"
 #include "io/http.h"
 #include "io/log.h"
 #include "protocol/sse.h"
@@ -50,6 +56,9 @@ struct mcp_http_xfer {
 	long long id; /* the request POSTed, or -1 */
 	int seen;     /* its response headers were read */
 	int sse;      /* the answer is an event stream */
+	int retried;  /* sent again after a refresh: a second 401 fails it */
+	unsigned gen; /* the OAuth token generation it was sent with */
+	char *sent;   /* the POSTed body, kept to send again after a 401 (OAuth only) */
 	struct sse *parser;
 	char *body; /* a JSON answer, whole */
 	size_t len;
@@ -65,9 +74,35 @@ struct mcp_http {
 	json_t *inbox; /* messages (and transport failures) waiting for dispatch */
 	ev_timer drain;
 	struct mcp_http_big *bigs;
+	char *auth;		       /* "Authorization: Bearer <stored OAuth token>", or NULL */
+	int stale;		       /* that token expired: refresh before the first message */
+	unsigned gen;		       /* bumped by each refresh */
+	struct oauth_refresh *refresh; /* under way */
+	json_t *held;		       /* [{body, id, retried}] POSTs waiting for the refresh */
 };
 
 static void mcp_http_drain_cb(struct ev_loop *, ev_timer *, int);
+static int mcp_http_start(
+	struct mcp_http *h, int kind, const char *body, long long id, int retried, char **cause);
+static void mcp_http_post_in(struct mcp_http *h, json_t *m);
+
+/* Tokens an OAuth login stored for this server (CODEX_HOME/.credentials.json) as its bearer. */
+static void
+mcp_http_oauth_bearer(struct mcp_http *h)
+{
+	struct oauth_tokens t;
+	char *home = home_path(), *cause = NULL;
+
+	if (oauth_store_load(home, h->sv->name, h->url, &t, &cause) < 0) {
+		log_warn("mcp %s: %s", h->sv->name, cause);
+		free(cause);
+	} else if (t.access_token != NULL && t.access_token[0] != '\0') {
+		h->auth = xasprintf("Authorization: Bearer %s", t.access_token);
+		h->stale = oauth_tokens_stale(&t, oauth_now_ms()) && t.refresh_token != NULL;
+	}
+	oauth_tokens_free(&t);
+	free(home);
+}
 
 int
 mcp_http_open(struct mcp_server *sv, char **cause)
@@ -91,6 +126,7 @@ mcp_http_open(struct mcp_server *sv, char **cause)
 	h->url = xstrdup(json_string_value(json_object_get(sv->cfg, "url")));
 	h->headers = json_array();
 	h->inbox = json_array();
+	h->held = json_array();
 	json_array_append_new(h->headers, json_string("User-Agent: codex-mcp-client/0.169.0"));
 	json_object_foreach((json_t *)json_object_get(sv->cfg, "http_headers"), k, v)
 		json_array_append_new(
@@ -104,6 +140,8 @@ mcp_http_open(struct mcp_server *sv, char **cause)
 	}
 	if (tokvar != NULL)
 		json_array_append_new(h->headers, json_sprintf("Authorization: Bearer %s", tok));
+	else
+		mcp_http_oauth_bearer(h);
 	ev_timer_init(&h->drain, mcp_http_drain_cb, 0., 0.);
 	sv->http = h;
 	return 0;
@@ -119,6 +157,8 @@ mcp_http_headers(struct mcp_http *h, int kind)
 	static char sess[600], ver[80];
 
 	json_array_foreach(h->headers, i, v) hv[n++] = json_string_value(v);
+	if (h->auth != NULL)
+		hv[n++] = h->auth;
 	if (kind == MCP_HTTP_POST) {
 		hv[n++] = "Content-Type: application/json";
 		hv[n++] = "Accept: text/event-stream, application/json";
@@ -273,8 +313,82 @@ static void
 mcp_http_xfer_free(struct mcp_http_xfer *x)
 {
 	sse_free(x->parser);
+	free(x->sent);
 	free(x->body);
 	free(x);
+}
+
+/* A request whose POST could not be made fails from the loop (id -1: nothing waits). */
+static void
+mcp_http_fail(struct mcp_http *h, long long id, const char *why)
+{
+	if (id >= 0)
+		mcp_http_post_in(
+			h, json_pack("{s:I, s:s}", "transport_id", (json_int_t)id, "error", why));
+	else
+		log_info("mcp %s: %s", h->sv->name, why);
+}
+
+/* The refresh ended: what waited goes out with the new token, or fails with why. */
+static void
+mcp_http_refreshed(void *arg, const char *access, const char *error)
+{
+	struct mcp_http *h = arg;
+	json_t *held = h->held, *e;
+	char *why = NULL, *cause = NULL;
+	size_t i;
+
+	h->refresh = NULL;
+	h->stale = 0;
+	h->held = json_array();
+	if (access != NULL) {
+		h->gen++;
+		explicit_bzero(h->auth, strlen(h->auth));
+		free(h->auth);
+		h->auth = xasprintf("Authorization: Bearer %s", access);
+	} else {
+		why = xasprintf("MCP server `%s`: %s", h->sv->name, error);
+		log_warn("%s", why);
+	}
+	json_array_foreach(held, i, e)
+	{
+		long long id = json_integer_value(json_object_get(e, "id"));
+
+		if (why != NULL)
+			mcp_http_fail(h, id, why);
+		else if (mcp_http_start(h, MCP_HTTP_POST,
+				 json_string_value(json_object_get(e, "body")), id,
+				 json_is_true(json_object_get(e, "retried")), &cause) != 0) {
+			mcp_http_fail(h, id, cause);
+			free(cause);
+			cause = NULL;
+		}
+	}
+	json_decref(held);
+	free(why);
+}
+
+/* Hold a POST until the refresh under way (started here when none is) ends. */
+static void
+mcp_http_hold(struct mcp_http *h, const char *body, long long id, int retried)
+{
+	char *home, *cause = NULL, *why;
+
+	json_array_append_new(h->held,
+		json_pack(
+			"{s:s, s:I, s:b}", "body", body, "id", (json_int_t)id, "retried", retried));
+	if (h->refresh != NULL)
+		return;
+	home = home_path();
+	h->refresh = oauth_refresh_start(
+		h->sv->set->o.loop, home, h->sv->name, h->url, mcp_http_refreshed, h, &cause);
+	free(home);
+	if (h->refresh == NULL) {
+		why = xasprintf("OAuth token refresh failed: %s", cause);
+		mcp_http_refreshed(h, NULL, why);
+		free(why);
+		free(cause);
+	}
 }
 
 static void
@@ -286,6 +400,18 @@ mcp_http_done(void *arg, const struct http_result *res)
 	char *why = NULL;
 
 	mcp_http_unlink(x);
+	if (res->status == 401 && x->sent != NULL && !x->retried) {
+		/* the OAuth token was refused: refreshed once (or already), then sent again */
+		if (x->gen != h->gen && h->refresh == NULL) {
+			if (mcp_http_start(h, MCP_HTTP_POST, x->sent, x->id, 1, &why) != 0) {
+				mcp_http_fail(h, x->id, why);
+				free(why);
+			}
+		} else
+			mcp_http_hold(h, x->sent, x->id, 1);
+		mcp_http_xfer_free(x);
+		return;
+	}
 	if (x->kind == MCP_HTTP_POST && x->body != NULL && res->status < 300 &&
 		res->curl_code == 0 && x->len > MCP_PARSE_BIG &&
 		mcp_http_big(h, x->body, x->len) == 0) {
@@ -324,7 +450,8 @@ mcp_http_done(void *arg, const struct http_result *res)
 
 /* Start a transfer (body may be NULL). 0, or -1 with *cause. */
 static int
-mcp_http_start(struct mcp_http *h, int kind, const char *body, long long id, char **cause)
+mcp_http_start(
+	struct mcp_http *h, int kind, const char *body, long long id, int retried, char **cause)
 {
 	static const char *const methods[] = {"POST", "GET", "DELETE"};
 	struct http_cbs cbs = {mcp_http_data, mcp_http_done};
@@ -335,6 +462,10 @@ mcp_http_start(struct mcp_http *h, int kind, const char *body, long long id, cha
 	x->h = h;
 	x->kind = kind;
 	x->id = id;
+	x->retried = retried;
+	x->gen = h->gen;
+	if (h->auth != NULL && kind == MCP_HTTP_POST && body != NULL)
+		x->sent = xstrdup(body);
 	o.method = methods[kind];
 	o.url = h->url;
 	o.headers = hv;
@@ -344,6 +475,7 @@ mcp_http_start(struct mcp_http *h, int kind, const char *body, long long id, cha
 	x->r = http_start(http_default(), &o, &cbs, x, cause);
 	free(hv);
 	if (x->r == NULL) {
+		free(x->sent);
 		free(x);
 		return -1;
 	}
@@ -376,7 +508,12 @@ mcp_http_send(struct mcp_server *sv, json_t *msg, char **cause)
 		*cause = xasprintf("MCP server `%s` is not running", sv->name);
 		return -1;
 	}
-	r = mcp_http_start(sv->http, MCP_HTTP_POST, text, rid, cause);
+	if (sv->http->refresh != NULL || sv->http->stale) {
+		mcp_http_hold(sv->http, text, rid, 0); /* the token is being refreshed */
+		free(text);
+		return 0;
+	}
+	r = mcp_http_start(sv->http, MCP_HTTP_POST, text, rid, 0, cause);
 	free(text);
 	return r;
 }
@@ -389,7 +526,7 @@ mcp_http_initialized(struct mcp_server *sv)
 
 	if (h == NULL)
 		return;
-	if (mcp_http_start(h, MCP_HTTP_GET, NULL, -1, &cause) != 0) {
+	if (mcp_http_start(h, MCP_HTTP_GET, NULL, -1, 0, &cause) != 0) {
 		log_info("mcp %s: %s", sv->name, cause);
 		free(cause);
 	}
@@ -483,6 +620,11 @@ mcp_http_close(struct mcp_server *sv)
 		free(b);
 	}
 	ev_timer_stop(sv->set->o.loop, &h->drain);
+	oauth_refresh_cancel(h->refresh);
+	json_decref(h->held);
+	if (h->auth != NULL)
+		explicit_bzero(h->auth, strlen(h->auth));
+	free(h->auth);
 	json_decref(h->inbox);
 	json_decref(h->headers);
 	free(h->session);

@@ -3456,6 +3456,33 @@ class McpServerElicitationRequestResponse(TypedDict, total=False):
 
 
 
+class McpServerOauthLoginParams(TypedDict, total=False):
+    #: Registration strategy for this login only; omission selects automatic discovery.
+    clientRegistration: Optional["McpServerOauthClientRegistration"]
+    name: Required[str]
+    scopes: Optional[List[str]]
+    threadId: Optional[str]
+    timeoutSecs: Optional[int]
+
+
+McpServerOauthClientRegistration: TypeAlias = Literal["auto", "cimd", "dcr"]
+
+
+class McpServerOauthLoginResponse(TypedDict, total=False):
+    authorizationUrl: Required[str]
+    #: Identifies this login attempt across the response and completion notification. Older servers omit this field; current servers always return it.
+    loginId: Optional[str]
+
+
+class McpServerOauthLoginCompletedNotification(TypedDict, total=False):
+    error: Optional[str]
+    #: Identifies the explicit login attempt. Older servers omit this field.
+    loginId: Optional[str]
+    name: Required[str]
+    success: Required[bool]
+    threadId: Optional[str]
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -3527,6 +3554,7 @@ CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "mcpServer/tool/call": ("McpServerToolCallParams", "McpServerToolCallResponse"),
     "mcpServer/resource/read": ("McpResourceReadParams", "McpResourceReadResponse"),
     "config/mcpServer/reload": (None, "McpServerRefreshResponse"),
+    "mcpServer/oauth/login": ("McpServerOauthLoginParams", "McpServerOauthLoginResponse"),
 }
 
 CLIENT_NOTIFICATIONS: Dict[str, Optional[str]] = {
@@ -3570,6 +3598,7 @@ SERVER_NOTIFICATIONS: Dict[str, Optional[str]] = {
     "hook/completed": "HookCompletedNotification",
     "mcpServer/startupStatus/updated": "McpServerStatusUpdatedNotification",
     "item/mcpToolCall/progress": "McpToolCallProgressNotification",
+    "mcpServer/oauthLogin/completed": "McpServerOauthLoginCompletedNotification",
     "configWarning": "ConfigWarningNotification",
 }
 
@@ -3855,6 +3884,10 @@ class RequestMethods:
         """Reread [mcp_servers]: each loaded thread takes it at its next turn."""
         return self.request("config/mcpServer/reload", None)
 
+    def mcp_server_oauth_login(self, params: McpServerOauthLoginParams) -> McpServerOauthLoginResponse:
+        """Log in to a streamable-HTTP MCP server with OAuth (the URL to open; the result later)."""
+        return self.request("mcpServer/oauth/login", params)
+
 
 class AsyncRequestMethods:
     """Typed wrappers of request(), one per client request of the protocol."""
@@ -4128,3 +4161,7 @@ class AsyncRequestMethods:
     async def config_mcp_server_reload(self) -> McpServerRefreshResponse:
         """Reread [mcp_servers]: each loaded thread takes it at its next turn."""
         return await self.request("config/mcpServer/reload", None)
+
+    async def mcp_server_oauth_login(self, params: McpServerOauthLoginParams) -> McpServerOauthLoginResponse:
+        """Log in to a streamable-HTTP MCP server with OAuth (the URL to open; the result later)."""
+        return await self.request("mcpServer/oauth/login", params)

@@ -3292,6 +3292,38 @@ export type McpServerElicitationRequestParams =
 
 export type McpServerElicitationRequestResponse = { _meta?: JsonValue; action: McpServerElicitationAction; content?: JsonValue };
 
+export type McpServerOauthLoginParams = {
+  /**
+   * Registration strategy for this login only; omission selects automatic discovery.
+   */
+  clientRegistration?: McpServerOauthClientRegistration | null;
+  name: string;
+  scopes?: Array<string> | null;
+  threadId?: string | null;
+  timeoutSecs?: number | null;
+};
+
+export type McpServerOauthClientRegistration = "auto" | "cimd" | "dcr";
+
+export type McpServerOauthLoginResponse = {
+  authorizationUrl: string;
+  /**
+   * Identifies this login attempt across the response and completion notification. Older servers omit this field; current servers always return it.
+   */
+  loginId?: string | null;
+};
+
+export type McpServerOauthLoginCompletedNotification = {
+  error?: string | null;
+  /**
+   * Identifies the explicit login attempt. Older servers omit this field.
+   */
+  loginId?: string | null;
+  name: string;
+  success: boolean;
+  threadId?: string | null;
+};
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -3361,7 +3393,8 @@ export type ClientRequest =
   | { method: "mcpServerStatus/list"; id: RequestId; params: ListMcpServerStatusParams }
   | { method: "mcpServer/tool/call"; id: RequestId; params: McpServerToolCallParams }
   | { method: "mcpServer/resource/read"; id: RequestId; params: McpResourceReadParams }
-  | { method: "config/mcpServer/reload"; id: RequestId };
+  | { method: "config/mcpServer/reload"; id: RequestId }
+  | { method: "mcpServer/oauth/login"; id: RequestId; params: McpServerOauthLoginParams };
 
 export type ClientNotification =
   | { method: "initialized" };
@@ -3403,6 +3436,7 @@ export type ServerNotification =
   | { method: "hook/completed"; params: HookCompletedNotification }
   | { method: "mcpServer/startupStatus/updated"; params: McpServerStatusUpdatedNotification }
   | { method: "item/mcpToolCall/progress"; params: McpToolCallProgressNotification }
+  | { method: "mcpServer/oauthLogin/completed"; params: McpServerOauthLoginCompletedNotification }
   | { method: "configWarning"; params: ConfigWarningNotification };
 
 export type ServerRequest =
@@ -3663,6 +3697,10 @@ export interface ClientRequestMap {
    * Reread [mcp_servers]: each loaded thread takes it at its next turn.
    */
   "config/mcpServer/reload": { params: undefined; result: McpServerRefreshResponse };
+  /**
+   * Log in to a streamable-HTTP MCP server with OAuth (the URL to open; the result later).
+   */
+  "mcpServer/oauth/login": { params: McpServerOauthLoginParams; result: McpServerOauthLoginResponse };
 }
 
 /** Client-to-server notifications by method: params type. */
@@ -3735,6 +3773,7 @@ export interface ServerNotificationMap {
   "hook/completed": HookCompletedNotification;
   "mcpServer/startupStatus/updated": McpServerStatusUpdatedNotification;
   "item/mcpToolCall/progress": McpToolCallProgressNotification;
+  "mcpServer/oauthLogin/completed": McpServerOauthLoginCompletedNotification;
   /**
    * A problem with the configuration (e.g. config.toml does not parse).
    */

@@ -311,6 +311,7 @@ void
 mcp_api_session_end(struct session *s)
 {
 	mcp_api_session_free(s);
+	mcp_oauth_api_session_free(s);
 	mcp_api_gates_free(s);
 }
 

@@ -61,6 +61,9 @@ void mcp_api_turn_begin(struct session *s, struct turn_thread *tt);
 void mcp_api_session_end(struct session *s);
 /* A thread unloads: what its servers came from is forgotten. */
 void mcp_api_thread_closed(const char *thread_id);
+/* mcpServer/oauth/login (mcp_oauth_api.c), and the session's logins dropped (ports freed). */
+extern const struct rpc_method api_mcp_oauth_methods[];
+void mcp_oauth_api_session_free(struct session *s);
 /* mcp_methods.c: drop the session's requests under way. */
 void mcp_api_session_free(struct session *s);
 

@@ -13,14 +13,17 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mcp_api.h"
 #include "api/session.h"
 #include "api/turn.h"
 #include "config/config.h"
+#include "config/home.h"
 #include "io/log.h"
 #include "mcp/mcp.h"
 #include "mcp/mcp_resources.h"
+#include "mcp/oauth/oauth.h"
 #include "protocol/xmalloc.h"
 #include "rpc/rpc.h"
 
@@ -262,6 +265,53 @@ mcp_server_info(const json_t *init)
 	return o;
 }
 
+/* Whether headers (name -> value, or name -> variable when env) hold an Authorization. */
+static int
+mcp_has_auth_header(const json_t *headers, int env)
+{
+	const char *k, *val;
+	json_t *v;
+
+	json_object_foreach((json_t *)headers, k, v)
+	{
+		val = env ? getenv(json_string_value(v) ?: "") : json_string_value(v);
+		if (strcasecmp(k, "authorization") == 0 && val != NULL && (!env || val[0] != '\0'))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * upstream's McpAuthStatus (its determine_streamable_http_auth_status): stdio `unsupported`;
+ * a bearer_token_env_var or an Authorization header `bearerToken`; tokens an OAuth login
+ * stored (expired ones too) `oAuth`; otherwise `notLoggedIn` (upstream says `unsupported`
+ * when its discovery finds no authorization server: not asked here).
+ */
+static const char *
+mcp_auth_status(const char *name, const json_t *cfg)
+{
+	const char *url = json_string_value(json_object_get(cfg, "url"));
+	struct oauth_tokens t;
+	char *home, *cause = NULL;
+	int found;
+
+	if (url == NULL)
+		return "unsupported";
+	if (json_object_get(cfg, "bearer_token_env_var") != NULL ||
+		mcp_has_auth_header(json_object_get(cfg, "http_headers"), 0) ||
+		mcp_has_auth_header(json_object_get(cfg, "env_http_headers"), 1))
+		return "bearerToken";
+	home = home_path();
+	found = oauth_store_load(home, name, url, &t, &cause);
+	oauth_tokens_free(&t);
+	free(home);
+	if (found < 0) {
+		log_warn("mcp %s: %s", name, cause);
+		free(cause);
+	}
+	return found == 1 ? "oAuth" : "notLoggedIn";
+}
+
 /* One McpServerStatus (runtime: the thread's connection state is known; res: gathered). */
 static json_t *
 mcp_status_entry(const struct mcp_set *set, size_t i, int runtime, const json_t *res)
@@ -272,14 +322,11 @@ mcp_status_entry(const struct mcp_set *set, size_t i, int runtime, const json_t 
 	const json_t *init = mcp_set_server_info(set, i), *cfg = mcp_set_config(set, i), *t;
 	const json_t *caps = json_object_get(init, "capabilities");
 	json_t *tools = json_object();
-	const char *auth = "unsupported";
+	const char *auth = mcp_auth_status(name, cfg);
 	size_t k;
 
 	json_array_foreach(mcp_set_tools(set, i), k, t)
 		json_object_set(tools, json_string_value(json_object_get(t, "name")), (json_t *)t);
-	if (json_object_get(cfg, "url") != NULL)
-		auth = json_object_get(cfg, "bearer_token_env_var") != NULL ? "bearerToken"
-									    : "notLoggedIn";
 	return json_pack("{s:s, s:o, s:n, s:o, s:o, s:O, s:n, s:o, s:n, s:o, s:o, s:s}", "name",
 		name, "runtimeStatus",
 		runtime ? json_string(mcp_runtime_status(set, i)) : json_null(), "pluginId",

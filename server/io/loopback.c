@@ -1,5 +1,5 @@
 /*
- * The browser sign-in's loopback server (login_int.h): non-blocking sockets on the loop, one
+ * The OAuth callbacks' loopback server (loopback.h): non-blocking sockets on the loop, one
  * request per connection, bounded in size and time, so a browser (or anything else on the
  * machine) that connects and stalls costs a file descriptor for 10 s and nothing else.
  */
@@ -13,21 +13,20 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io/http.h"
-#include "io/log.h"
-#include "login_int.h"
+#include "http.h"
+#include "log.h"
+#include "loopback.h"
 #include "protocol/xmalloc.h"
 
 #define CONN_MAX_REQUEST (16 << 10) /* a callback URL with its query, and the headers */
 #define CONN_TIMEOUT	 10.0	    /* reading a request, writing an answer */
-#define BIND_ATTEMPTS	 10
 #define BIND_RETRY	 0.2
 #define MAX_CONNS	 16 /* browsers open a few (favicon, preconnects) */
 
 enum conn_state { CONN_READING, CONN_WAITING, CONN_WRITING };
 
-struct login_conn {
-	struct login_srv *srv; /* NULL once the server is gone (the answer is still written) */
+struct loopback_conn {
+	struct loopback_srv *srv; /* NULL once the server is gone (the answer is still written) */
 	struct ev_loop *loop;
 	int fd;
 	enum conn_state state;
@@ -37,23 +36,24 @@ struct login_conn {
 	size_t inlen;
 	char *out;
 	size_t outlen, outoff;
-	struct login_conn *next;
+	struct loopback_conn *next;
 };
 
-struct login_srv {
+struct loopback_srv {
 	struct ev_loop *loop;
-	struct login_srv_cbs cbs;
+	struct loopback_cbs cbs;
 	void *arg;
-	int base_port, port, fd;
+	struct loopback_opts o;
+	int port, fd;
 	int attempts, fallback, cancel_sent;
 	int cancel_fd; /* the `GET /cancel` to whoever holds the port, or -1 */
 	ev_io accept_w, cancel_w;
 	ev_timer retry;
-	struct login_conn *conns;
+	struct loopback_conn *conns;
 	int nconns;
 };
 
-static void conn_free(struct login_conn *c);
+static void conn_free(struct loopback_conn *c);
 
 /* A listening socket on 127.0.0.1:port; the fd, or -1 with errno. */
 static int
@@ -77,7 +77,7 @@ srv_listen(int port)
 }
 
 static void
-srv_cancel_close(struct login_srv *s)
+srv_cancel_close(struct loopback_srv *s)
 {
 	if (s->cancel_fd >= 0) {
 		ev_io_stop(s->loop, &s->cancel_w);
@@ -90,7 +90,7 @@ srv_cancel_close(struct login_srv *s)
 static void
 srv_cancel_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
-	struct login_srv *s = w->data;
+	struct loopback_srv *s = w->data;
 	char req[96];
 	int n = snprintf(req, sizeof req,
 		"GET /cancel HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n", s->port);
@@ -105,7 +105,7 @@ srv_cancel_cb(struct ev_loop *loop, ev_io *w, int revents)
 }
 
 static void
-srv_send_cancel(struct login_srv *s)
+srv_send_cancel(struct loopback_srv *s)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -125,7 +125,7 @@ srv_send_cancel(struct login_srv *s)
 }
 
 static void
-conn_write(struct login_conn *c)
+conn_write(struct loopback_conn *c)
 {
 	while (c->outoff < c->outlen) {
 		ssize_t n = write(c->fd, c->out + c->outoff, c->outlen - c->outoff);
@@ -147,10 +147,10 @@ conn_write(struct login_conn *c)
 
 /* A whole request head is in: its target goes to the flow. */
 static void
-conn_request(struct login_conn *c)
+conn_request(struct loopback_conn *c)
 {
 	char *sp1 = memchr(c->in, ' ', c->inlen), *sp2 = NULL;
-	struct login_srv *s = c->srv;
+	struct loopback_srv *s = c->srv;
 
 	ev_io_stop(c->loop, &c->io);
 	ev_timer_stop(c->loop, &c->timer);
@@ -167,7 +167,7 @@ conn_request(struct login_conn *c)
 static void
 conn_io_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
-	struct login_conn *c = w->data;
+	struct loopback_conn *c = w->data;
 	ssize_t n;
 
 	(void)loop;
@@ -190,7 +190,7 @@ conn_io_cb(struct ev_loop *loop, ev_io *w, int revents)
 	if (strstr(c->in, "\r\n\r\n") != NULL)
 		conn_request(c);
 	else if (c->inlen == CONN_MAX_REQUEST)
-		login_conn_respond(c, 400, "text/plain; charset=UTF-8", NULL, "Bad Request", 11);
+		loopback_conn_respond(c, 400, "text/plain; charset=UTF-8", NULL, "Bad Request", 11);
 }
 
 static void
@@ -202,10 +202,10 @@ conn_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
 }
 
 static void
-conn_free(struct login_conn *c)
+conn_free(struct loopback_conn *c)
 {
 	if (c->srv != NULL) {
-		for (struct login_conn **p = &c->srv->conns; *p != NULL; p = &(*p)->next)
+		for (struct loopback_conn **p = &c->srv->conns; *p != NULL; p = &(*p)->next)
 			if (*p == c) {
 				*p = c->next;
 				break;
@@ -225,8 +225,8 @@ conn_free(struct login_conn *c)
 static void
 srv_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
-	struct login_srv *s = w->data;
-	struct login_conn *c;
+	struct loopback_srv *s = w->data;
+	struct loopback_conn *c;
 	int fd;
 
 	(void)revents;
@@ -256,14 +256,14 @@ srv_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 static void
 srv_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
-	struct login_srv *s = w->data;
+	struct loopback_srv *s = w->data;
 	char *err;
 	int e;
 
 	(void)revents;
 	srv_cancel_close(s);
-	if (s->port < 0) {
-		s->cbs.ready(s->arg, 0, "failed to generate the sign-in's PKCE codes");
+	if (s->o.refuse != NULL) {
+		s->cbs.ready(s->arg, 0, s->o.refuse);
 		return;
 	}
 	if ((s->fd = srv_listen(s->port)) >= 0) {
@@ -288,16 +288,16 @@ srv_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
 		return;
 	}
 	s->attempts++;
-	if (!s->cancel_sent && !s->fallback) {
+	if (s->o.send_cancel && !s->cancel_sent && !s->fallback) {
 		s->cancel_sent = 1;
 		srv_send_cancel(s);
 	}
-	if (s->attempts >= BIND_ATTEMPTS) {
-		if (s->base_port == LOGIN_DEFAULT_PORT && !s->fallback) {
+	if (s->attempts >= s->o.attempts) {
+		if (s->o.fallback_port > 0 && !s->fallback) {
 			log_warn("login: default login callback port is unavailable; falling back "
 				 "to the registered fallback port");
 			s->fallback = 1;
-			s->port = LOGIN_FALLBACK_PORT;
+			s->port = s->o.fallback_port;
 			s->attempts = 0;
 			ev_timer_set(w, 0., 0.);
 			ev_timer_start(loop, w);
@@ -312,15 +312,19 @@ srv_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	ev_timer_start(loop, w);
 }
 
-struct login_srv *
-login_srv_start(struct ev_loop *loop, int port, const struct login_srv_cbs *cbs, void *arg)
+struct loopback_srv *
+loopback_srv_start(struct ev_loop *loop, const struct loopback_opts *o,
+	const struct loopback_cbs *cbs, void *arg)
 {
-	struct login_srv *s = xcalloc(1, sizeof *s);
+	struct loopback_srv *s = xcalloc(1, sizeof *s);
 
 	s->loop = loop;
 	s->cbs = *cbs;
 	s->arg = arg;
-	s->base_port = s->port = port;
+	s->o = *o;
+	if (s->o.attempts < 1)
+		s->o.attempts = 1;
+	s->port = o->port;
 	s->fd = s->cancel_fd = -1;
 	/* even the first attempt runs from the loop: the caller hears back the same way always */
 	ev_timer_init(&s->retry, srv_retry_cb, 0., 0.);
@@ -330,7 +334,7 @@ login_srv_start(struct ev_loop *loop, int port, const struct login_srv_cbs *cbs,
 }
 
 void
-login_conn_respond(struct login_conn *c, int status, const char *ctype, const char *location,
+loopback_conn_respond(struct loopback_conn *c, int status, const char *ctype, const char *location,
 	const char *body, size_t len)
 {
 	char *head = xasprintf("HTTP/1.1 %d %s\r\n%s%s%s%s%s%sContent-Length: %zu\r\n"
@@ -356,9 +360,9 @@ login_conn_respond(struct login_conn *c, int status, const char *ctype, const ch
 }
 
 void
-login_srv_free(struct login_srv *s)
+loopback_srv_free(struct loopback_srv *s)
 {
-	struct login_conn *c, *next;
+	struct loopback_conn *c, *next;
 
 	if (s == NULL)
 		return;
