@@ -14,6 +14,7 @@
 #include "agent_int.h"
 #include "agent/diff/diff.h"
 #include "agent/patch/apply_patch.h"
+#include "agent/tools/file_change.h"
 #include "agent/tools/tool_output.h"
 #include "protocol/xmalloc.h"
 #include "sandbox/sandbox.h"
@@ -91,31 +92,6 @@ agent_patch_answer(struct agent_patch *ap, const char *text, int ran, int exit_c
 	free(wrapped);
 }
 
-/* The fileChange item of a prepared patch. */
-static json_t *
-agent_patch_item(struct agent_patch *ap)
-{
-	json_t *changes = json_array(), *kind;
-	const struct apply_patch_change *ch;
-
-	apply_patch_sort_changes(ap->res);
-	for (size_t i = 0; i < ap->res->nchanges; i++) {
-		ch = &ap->res->changes[i];
-		if (ch->kind == APPLY_PATCH_ADD)
-			kind = json_pack("{s:s}", "type", "add");
-		else if (ch->kind == APPLY_PATCH_DELETE)
-			kind = json_pack("{s:s}", "type", "delete");
-		else
-			kind = json_pack(
-				"{s:s, s:s?}", "type", "update", "move_path", ch->move_path);
-		json_array_append_new(changes,
-			json_pack("{s:s, s:o, s:s}", "path", ch->path, "kind", kind, "diff",
-				ch->diff));
-	}
-	return json_pack("{s:s, s:s, s:o, s:s}", "type", "fileChange", "id", ap->call_id, "changes",
-		changes, "status", "inProgress");
-}
-
 /* End the call: its item (if any) completes with status; the turn goes on. */
 static void
 agent_patch_end(struct agent_patch *ap, const char *status)
@@ -175,8 +151,6 @@ agent_patch_commit(struct agent_patch *ap)
 	agent_worker_post(ap->t->a, agent_patch_commit_run, agent_patch_commit_done, ap);
 }
 
-static void agent_patch_remember(struct agent *a, const struct apply_patch_change *ch);
-
 /* The client's answer for a patch. */
 static void
 agent_patch_answered(struct agent_turn *t, enum approval_reply r)
@@ -186,8 +160,7 @@ agent_patch_answered(struct agent_turn *t, enum approval_reply r)
 	t->pending = NULL;
 	switch (r) {
 	case APPROVAL_REPLY_ACCEPT_FOR_SESSION:
-		for (size_t i = 0; i < ap->res->nchanges; i++)
-			agent_patch_remember(t->a, &ap->res->changes[i]);
+		file_change_remember(t->a->cache, ap->res);
 		/* fall through */
 	case APPROVAL_REPLY_ACCEPT:
 	case APPROVAL_REPLY_ACCEPT_WITH_AMENDMENT:
@@ -210,50 +183,6 @@ agent_patch_answered(struct agent_turn *t, enum approval_reply r)
 			agent_turn_interrupt(t);
 		return;
 	}
-}
-
-/* acceptForSession's key of a path. */
-static char *
-agent_patch_key(const char *path)
-{
-	return xasprintf("patch:%s", path);
-}
-
-/* Remember a change's paths for the session. */
-static void
-agent_patch_remember(struct agent *a, const struct apply_patch_change *ch)
-{
-	char *k = agent_patch_key(ch->path);
-
-	approval_cache_add(a->cache, k);
-	free(k);
-	if (ch->move_path != NULL) {
-		k = agent_patch_key(ch->move_path);
-		approval_cache_add(a->cache, k);
-		free(k);
-	}
-}
-
-/* Whether every path of the patch was approved for the session. */
-static int
-agent_patch_approved(const struct agent *a, const struct apply_patch_result *r)
-{
-	const struct apply_patch_change *ch;
-	char *k;
-	int ok = r->nchanges > 0;
-
-	for (size_t i = 0; ok && i < r->nchanges; i++) {
-		ch = &r->changes[i];
-		k = agent_patch_key(ch->path);
-		ok = approval_cache_has(a->cache, k);
-		free(k);
-		if (ok && ch->move_path != NULL) {
-			k = agent_patch_key(ch->move_path);
-			ok = approval_cache_has(a->cache, k);
-			free(k);
-		}
-	}
-	return ok;
 }
 
 static void
@@ -287,7 +216,7 @@ agent_patch_prepare_done(void *arg)
 		agent_patch_end(ap, NULL);
 		return;
 	}
-	ap->item = agent_patch_item(ap);
+	ap->item = file_change_item(ap->res, ap->call_id);
 	agent_item_start(t, ap->item, ap->started_ms);
 	/*
 	 * untrusted (and granular with sandbox_approval) asks for every patch not covered by
@@ -298,7 +227,7 @@ agent_patch_prepare_done(void *arg)
 		pol.kind == APPROVAL_UNTRUSTED ||
 		(pol.kind == APPROVAL_GRANULAR && pol.sandbox_approval);
 	free(cause);
-	if (ask && !agent_patch_approved(t->a, ap->res)) {
+	if (ask && !file_change_approved(t->a->cache, ap->res)) {
 		agent_ask(t, "item/fileChange/requestApproval",
 			json_pack("{s:s, s:I, s:n, s:n}", "itemId", ap->call_id, "startedAtMs",
 				(json_int_t)ap->started_ms, "reason", "grantRoot"),
