@@ -16,6 +16,7 @@
 #include "agent/patch/apply_patch.h"
 #include "agent/tools/file_change.h"
 #include "agent/tools/tool_output.h"
+#include "hooks/hooks_turn.h"
 #include "protocol/xmalloc.h"
 #include "sandbox/sandbox.h"
 #include "thread/store/worker.h"
@@ -88,6 +89,7 @@ agent_patch_answer(struct agent_patch *ap, const char *text, int ran, int exit_c
 		}
 	}
 	agent_tool_output(ap->t, ap->call_id, ap->custom, text);
+	agent_hooks_no_post(ap->t);
 	free(out);
 	free(wrapped);
 }
@@ -186,6 +188,33 @@ agent_patch_answered(struct agent_turn *t, enum approval_reply r)
 }
 
 static void
+agent_patch_ask(struct agent_patch *ap)
+{
+	agent_ask(ap->t, "item/fileChange/requestApproval",
+		json_pack("{s:s, s:I, s:n, s:n}", "itemId", ap->call_id, "startedAtMs",
+			(json_int_t)ap->started_ms, "reason", "grantRoot"),
+		agent_patch_answered, ap);
+}
+
+/* PermissionRequest's answer (r NULL: the turn ended first): an allow writes it, a deny
+ * answers the model with the hooks' message, no decision asks the client. */
+static void
+agent_patch_permitted(struct agent_turn *t, const struct hooks_result *r, void *arg)
+{
+	struct agent_patch *ap = arg;
+
+	(void)t;
+	if (r != NULL && r->verdict == HOOKS_ALLOW)
+		agent_patch_commit(ap);
+	else if (r != NULL && r->verdict != HOOKS_DENY)
+		agent_patch_ask(ap);
+	else {
+		agent_patch_answer(ap, r != NULL ? r->message : TOOL_OUTPUT_PATCH_REJECTED, 0, 1);
+		agent_patch_end(ap, "declined");
+	}
+}
+
+static void
 agent_patch_prepare_run(void *arg)
 {
 	struct agent_patch *ap = arg;
@@ -227,14 +256,11 @@ agent_patch_prepare_done(void *arg)
 		pol.kind == APPROVAL_UNTRUSTED ||
 		(pol.kind == APPROVAL_GRANULAR && pol.sandbox_approval);
 	free(cause);
-	if (ask && !file_change_approved(t->a->cache, ap->res)) {
-		agent_ask(t, "item/fileChange/requestApproval",
-			json_pack("{s:s, s:I, s:n, s:n}", "itemId", ap->call_id, "startedAtMs",
-				(json_int_t)ap->started_ms, "reason", "grantRoot"),
-			agent_patch_answered, ap);
-		return;
-	}
-	agent_patch_commit(ap);
+	if (!ask || file_change_approved(t->a->cache, ap->res))
+		agent_patch_commit(ap);
+	else if (!agent_hooks_permission(t, ap->call_id, NULL, apply_patch_text(ap->patch),
+			 agent_patch_permitted, ap))
+		agent_patch_ask(ap);
 }
 
 /* A patch the model sent (parsed; stolen), resolved against cwd. */

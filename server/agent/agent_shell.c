@@ -18,6 +18,7 @@
 #include "agent/tools/tool_args.h"
 #include "agent/tools/tool_output.h"
 #include "exec/exec.h"
+#include "hooks/hooks_turn.h"
 #include "protocol/xmalloc.h"
 #include "sandbox/sandbox.h"
 
@@ -179,6 +180,7 @@ agent_shell_refused(struct agent_turn *t, struct agent_cmd *c, enum approval_rep
 		r == APPROVAL_REPLY_ERROR ? TOOL_OUTPUT_APPROVAL_FAILED
 					  : TOOL_OUTPUT_REJECTED_BY_USER);
 	agent_tool_output(t, c->call_id, c->custom, text);
+	agent_hooks_no_post(t);
 	free(text);
 	c->answered = 1;
 	agent_cmd_complete(c, r == APPROVAL_REPLY_ERROR ? "failed" : "declined");
@@ -288,6 +290,82 @@ agent_shell_denied(struct agent_cmd *c)
 	}
 }
 
+/* Its session, then the client asked first (d says ask) or it runs. */
+static void
+agent_shell_go(struct agent_turn *t, struct agent_cmd *c, const struct approval_decision *d)
+{
+	if (c->tool == AGENT_TOOL_EXEC)
+		agent_shell_session(t->a, c);
+	t->cmd = c;
+	t->busy = 1;
+	if (d != NULL && d->action == APPROVAL_ASK) {
+		agent_cmd_item_start(c, "agent");
+		c->asked = true;
+		agent_ask(t, "item/commandExecution/requestApproval",
+			agent_shell_request(c, d, d->reason), agent_shell_answered, c);
+	} else {
+		agent_cmd_item_start(
+			c, c->tool == AGENT_TOOL_EXEC ? "unifiedExecStartup" : "agent");
+		agent_cmd_start(c);
+	}
+}
+
+static void agent_shell_permitted(struct agent_turn *t, const struct hooks_result *r, void *arg);
+
+/*
+ * approval_rules decides: refuse (-1, *why for the model), run, or ask; before asking,
+ * PermissionRequest (call: when it was not run yet) may approve or refuse in the client's place.
+ */
+static int
+agent_shell_decide(struct agent_turn *t, struct agent_cmd *c, const json_t *call, char **why)
+{
+	struct approval_decision d = {0};
+	int r = -1;
+
+	if (approval_rules_decide(&c->req, &d) != 0)
+		*why = xstrdup("the command is too long to judge");
+	else if (d.action == APPROVAL_REJECT)
+		*why = d.reject_form == APPROVAL_REJECT_VERBATIM
+			? xstrdup(d.reject_text)
+			: agent_shell_rejected(c, d.reject_text);
+	else {
+		c->sandboxed = d.sandboxed;
+		c->approved = d.cached;
+		free(c->cache_key);
+		c->cache_key = d.cache_key != NULL ? xstrdup(d.cache_key) : NULL;
+		if (d.action != APPROVAL_ASK || call == NULL ||
+			!agent_hooks_permission(
+				t, c->call_id, call, NULL, agent_shell_permitted, c))
+			agent_shell_go(t, c, &d);
+		r = 0;
+	}
+	approval_rules_decision_free(&d);
+	return r;
+}
+
+/* PermissionRequest's answer (r NULL: the turn ended first). An allow runs it as the user's
+ * accept would (its sandbox as decided); a deny answers the model without an item. */
+static void
+agent_shell_permitted(struct agent_turn *t, const struct hooks_result *r, void *arg)
+{
+	struct agent_cmd *c = arg;
+	char *why = NULL;
+
+	if (r != NULL && r->verdict == HOOKS_ALLOW) {
+		c->approved = true;
+		agent_shell_go(t, c, NULL);
+		return;
+	}
+	if (r != NULL && r->verdict != HOOKS_DENY && agent_shell_decide(t, c, NULL, &why) == 0)
+		return;
+	if (why == NULL)
+		why = agent_shell_rejected(
+			c, r != NULL ? r->message : TOOL_OUTPUT_REJECTED_BY_USER);
+	agent_tool_output(t, c->call_id, c->custom, why);
+	free(why);
+	agent_cmd_free(c);
+}
+
 /* An exec_command / shell / shell_command / local_shell_call: intercept, decide, run. */
 void
 agent_shell_call(struct agent_turn *t, json_t *call, const char *name)
@@ -296,7 +374,6 @@ agent_shell_call(struct agent_turn *t, json_t *call, const char *name)
 	const char *a = json_string_value(json_object_get(call, "arguments"));
 	json_t *args = a != NULL ? json_loads(a, 0, NULL) : json_object();
 	struct agent_cmd *c = agent_cmd_new(t, id, 0);
-	struct approval_decision d = {0};
 	struct patch *patch = NULL;
 	enum apply_patch_intercept ip;
 	char *why = NULL;
@@ -320,40 +397,13 @@ agent_shell_call(struct agent_turn *t, json_t *call, const char *name)
 	}
 	if (sandbox_check_workdir(t->o.sandbox_policy, t->o.cwd, c->cwd, &why) != 0)
 		goto refuse;
-	if (approval_rules_decide(&c->req, &d) != 0) {
-		why = xstrdup("the command is too long to judge");
+	if (agent_shell_decide(t, c, call, &why) != 0)
 		goto refuse;
-	}
-	if (d.action == APPROVAL_REJECT) {
-		why = d.reject_form == APPROVAL_REJECT_VERBATIM
-			? xstrdup(d.reject_text)
-			: agent_shell_rejected(c, d.reject_text);
-		goto refuse;
-	}
-	c->sandboxed = d.sandboxed;
-	c->approved = d.cached;
-	c->cache_key = d.cache_key != NULL ? xstrdup(d.cache_key) : NULL;
-	if (c->tool == AGENT_TOOL_EXEC)
-		agent_shell_session(t->a, c);
-	t->cmd = c;
-	t->busy = 1;
-	if (d.action == APPROVAL_ASK) {
-		agent_cmd_item_start(c, "agent");
-		c->asked = true;
-		agent_ask(t, "item/commandExecution/requestApproval",
-			agent_shell_request(c, &d, d.reason), agent_shell_answered, c);
-	} else {
-		agent_cmd_item_start(
-			c, c->tool == AGENT_TOOL_EXEC ? "unifiedExecStartup" : "agent");
-		agent_cmd_start(c);
-	}
-	approval_rules_decision_free(&d);
 	json_decref(args);
 	return;
 refuse:
 	agent_tool_output(t, c->call_id, 0, why != NULL ? why : "command refused");
 out:
-	approval_rules_decision_free(&d);
 	apply_patch_free(patch);
 	free(why);
 	json_decref(args);
