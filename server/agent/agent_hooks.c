@@ -1,6 +1,7 @@
 /*
  * The lifecycle hooks at a turn's points (hooks/hooks_turn.h does the work): the prompt hooks
- * before the user's message item, Stop after the final answer, SessionEnd when the thread goes.
+ * before the user's message item, Stop after the final answer, SessionEnd when the thread goes,
+ * PermissionRequest before a call would ask the client (its caller resumes with the answer).
  * A step holds the turn (agent_advance waits); its end says what joins the history and
  * whether the turn goes on, ends, or asks the model again.
  */
@@ -87,6 +88,39 @@ agent_hooks_done(void *arg, const struct hooks_result *r)
 
 static const struct hooks_step_report agent_hooks_report = {agent_hooks_summary, agent_hooks_done};
 
+static void
+agent_hooks_permitted(void *arg, const struct hooks_result *r)
+{
+	struct agent_turn *t = arg;
+	void (*fn)(struct agent_turn *, const struct hooks_result *, void *) = t->on_perm;
+
+	t->hook = NULL; /* the step frees itself */
+	t->on_perm = NULL;
+	fn(t, r, t->perm);
+	if (r->verdict == HOOKS_DENY)
+		agent_hooks_no_post(t);
+	agent_kick(t);
+}
+
+static const struct hooks_step_report agent_hooks_perm_report = {
+	agent_hooks_summary, agent_hooks_permitted};
+
+int
+agent_hooks_permission(struct agent_turn *t, const char *call_id, const json_t *call,
+	const char *patch, void (*fn)(struct agent_turn *, const struct hooks_result *, void *),
+	void *perm)
+{
+	struct hooks_ctx c;
+
+	if (t->hook != NULL || t->interrupted || t->failed)
+		return 0;
+	agent_hooks_ctx(t, t->a, &c);
+	t->hook = hooks_permission_start(&c, call_id, call, patch, &agent_hooks_perm_report, t);
+	t->on_perm = t->hook != NULL ? fn : NULL;
+	t->perm = perm;
+	return t->hook != NULL;
+}
+
 int
 agent_hooks_advance(struct agent_turn *t)
 {
@@ -166,14 +200,28 @@ void
 agent_hooks_interrupt(struct agent_turn *t)
 {
 	json_t *out = t->tool_out;
+	void (*fn)(struct agent_turn *, const struct hooks_result *, void *) = t->on_perm;
 
 	hooks_step_free(t->hook); /* its processes are killed: the turn ends now */
 	t->hook = NULL;
+	t->on_perm = NULL;
+	if (fn != NULL)
+		fn(t, NULL, t->perm); /* the waiting call is refused */
+	out = out != NULL ? out : t->tool_out;
 	t->tool_out = NULL;
 	if (out != NULL) { /* the call's output still joins the history */
 		agent_record_response(t->a, out);
 		agent_history_add(t->a, out);
 	}
+}
+
+/* The held output joins the history as it is: upstream runs no PostToolUse after a refusal
+ * (the hook's or the user's), nor for apply_patch. */
+void
+agent_hooks_no_post(struct agent_turn *t)
+{
+	if (t->hook == NULL)
+		agent_hooks_interrupt(t);
 }
 
 void

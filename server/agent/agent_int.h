@@ -39,6 +39,7 @@ struct model_req;
 struct patch;
 struct shell_snapshot;
 struct exec_proc;
+struct hooks_result;
 struct worker;
 
 #define AGENT_TEXT_MAX	    (4u << 20)	/* an agent message or reasoning text, at most */
@@ -224,9 +225,12 @@ struct agent_turn {
 	unsigned user_running;
 	/* agent_hooks.c: the hook step running, the turn's new items waiting for the prompt
 	 * hooks, the final answer waiting for the Stop hooks, and whether one asked again; the
-	 * call the tool hooks last saw (held) and its output waiting for PostToolUse */
+	 * call the tool hooks last saw (held) and its output waiting for PostToolUse; the call
+	 * waiting for PermissionRequest and what resumes it */
 	struct hooks_step *hook;
 	json_t *hook_input, *hook_call, *tool_out;
+	void *perm;
+	void (*on_perm)(struct agent_turn *t, const struct hooks_result *r, void *perm);
 	char *stop_text;
 	int stop_due, stop_active;
 };
@@ -324,8 +328,13 @@ int agent_hooks_advance(struct agent_turn *t);
 void agent_hooks_stop_due(struct agent_turn *t, const json_t *response_items);
 int agent_hooks_output(struct agent_turn *t, json_t *item);
 void agent_hooks_interrupt(struct agent_turn *t);
+void agent_hooks_no_post(struct agent_turn *t); /* the held output skips PostToolUse */
 void agent_hooks_turn_free(struct agent_turn *t);
 void agent_hooks_session_end(struct agent *a);
+/* PermissionRequest before asking (1: fn resumes perm, with NULL when the turn ended first) */
+int agent_hooks_permission(struct agent_turn *t, const char *call_id, const json_t *call,
+	const char *patch, void (*fn)(struct agent_turn *, const struct hooks_result *, void *),
+	void *perm);
 /* agent_patch.c */
 enum agent_patch_form {
 	AGENT_PATCH_TOOL,  /* the apply_patch tool: exec-style text */

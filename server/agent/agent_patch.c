@@ -14,7 +14,9 @@
 #include "agent_int.h"
 #include "agent/diff/diff.h"
 #include "agent/patch/apply_patch.h"
+#include "agent/tools/file_change.h"
 #include "agent/tools/tool_output.h"
+#include "hooks/hooks_turn.h"
 #include "protocol/xmalloc.h"
 #include "sandbox/sandbox.h"
 #include "thread/store/worker.h"
@@ -87,33 +89,9 @@ agent_patch_answer(struct agent_patch *ap, const char *text, int ran, int exit_c
 		}
 	}
 	agent_tool_output(ap->t, ap->call_id, ap->custom, text);
+	agent_hooks_no_post(ap->t);
 	free(out);
 	free(wrapped);
-}
-
-/* The fileChange item of a prepared patch. */
-static json_t *
-agent_patch_item(struct agent_patch *ap)
-{
-	json_t *changes = json_array(), *kind;
-	const struct apply_patch_change *ch;
-
-	apply_patch_sort_changes(ap->res);
-	for (size_t i = 0; i < ap->res->nchanges; i++) {
-		ch = &ap->res->changes[i];
-		if (ch->kind == APPLY_PATCH_ADD)
-			kind = json_pack("{s:s}", "type", "add");
-		else if (ch->kind == APPLY_PATCH_DELETE)
-			kind = json_pack("{s:s}", "type", "delete");
-		else
-			kind = json_pack(
-				"{s:s, s:s?}", "type", "update", "move_path", ch->move_path);
-		json_array_append_new(changes,
-			json_pack("{s:s, s:o, s:s}", "path", ch->path, "kind", kind, "diff",
-				ch->diff));
-	}
-	return json_pack("{s:s, s:s, s:o, s:s}", "type", "fileChange", "id", ap->call_id, "changes",
-		changes, "status", "inProgress");
 }
 
 /* End the call: its item (if any) completes with status; the turn goes on. */
@@ -175,8 +153,6 @@ agent_patch_commit(struct agent_patch *ap)
 	agent_worker_post(ap->t->a, agent_patch_commit_run, agent_patch_commit_done, ap);
 }
 
-static void agent_patch_remember(struct agent *a, const struct apply_patch_change *ch);
-
 /* The client's answer for a patch. */
 static void
 agent_patch_answered(struct agent_turn *t, enum approval_reply r)
@@ -186,8 +162,7 @@ agent_patch_answered(struct agent_turn *t, enum approval_reply r)
 	t->pending = NULL;
 	switch (r) {
 	case APPROVAL_REPLY_ACCEPT_FOR_SESSION:
-		for (size_t i = 0; i < ap->res->nchanges; i++)
-			agent_patch_remember(t->a, &ap->res->changes[i]);
+		file_change_remember(t->a->cache, ap->res);
 		/* fall through */
 	case APPROVAL_REPLY_ACCEPT:
 	case APPROVAL_REPLY_ACCEPT_WITH_AMENDMENT:
@@ -212,48 +187,31 @@ agent_patch_answered(struct agent_turn *t, enum approval_reply r)
 	}
 }
 
-/* acceptForSession's key of a path. */
-static char *
-agent_patch_key(const char *path)
-{
-	return xasprintf("patch:%s", path);
-}
-
-/* Remember a change's paths for the session. */
 static void
-agent_patch_remember(struct agent *a, const struct apply_patch_change *ch)
+agent_patch_ask(struct agent_patch *ap)
 {
-	char *k = agent_patch_key(ch->path);
-
-	approval_cache_add(a->cache, k);
-	free(k);
-	if (ch->move_path != NULL) {
-		k = agent_patch_key(ch->move_path);
-		approval_cache_add(a->cache, k);
-		free(k);
-	}
+	agent_ask(ap->t, "item/fileChange/requestApproval",
+		json_pack("{s:s, s:I, s:n, s:n}", "itemId", ap->call_id, "startedAtMs",
+			(json_int_t)ap->started_ms, "reason", "grantRoot"),
+		agent_patch_answered, ap);
 }
 
-/* Whether every path of the patch was approved for the session. */
-static int
-agent_patch_approved(const struct agent *a, const struct apply_patch_result *r)
+/* PermissionRequest's answer (r NULL: the turn ended first): an allow writes it, a deny
+ * answers the model with the hooks' message, no decision asks the client. */
+static void
+agent_patch_permitted(struct agent_turn *t, const struct hooks_result *r, void *arg)
 {
-	const struct apply_patch_change *ch;
-	char *k;
-	int ok = r->nchanges > 0;
+	struct agent_patch *ap = arg;
 
-	for (size_t i = 0; ok && i < r->nchanges; i++) {
-		ch = &r->changes[i];
-		k = agent_patch_key(ch->path);
-		ok = approval_cache_has(a->cache, k);
-		free(k);
-		if (ok && ch->move_path != NULL) {
-			k = agent_patch_key(ch->move_path);
-			ok = approval_cache_has(a->cache, k);
-			free(k);
-		}
+	(void)t;
+	if (r != NULL && r->verdict == HOOKS_ALLOW)
+		agent_patch_commit(ap);
+	else if (r != NULL && r->verdict != HOOKS_DENY)
+		agent_patch_ask(ap);
+	else {
+		agent_patch_answer(ap, r != NULL ? r->message : TOOL_OUTPUT_PATCH_REJECTED, 0, 1);
+		agent_patch_end(ap, "declined");
 	}
-	return ok;
 }
 
 static void
@@ -287,7 +245,7 @@ agent_patch_prepare_done(void *arg)
 		agent_patch_end(ap, NULL);
 		return;
 	}
-	ap->item = agent_patch_item(ap);
+	ap->item = file_change_item(ap->res, ap->call_id);
 	agent_item_start(t, ap->item, ap->started_ms);
 	/*
 	 * untrusted (and granular with sandbox_approval) asks for every patch not covered by
@@ -298,14 +256,11 @@ agent_patch_prepare_done(void *arg)
 		pol.kind == APPROVAL_UNTRUSTED ||
 		(pol.kind == APPROVAL_GRANULAR && pol.sandbox_approval);
 	free(cause);
-	if (ask && !agent_patch_approved(t->a, ap->res)) {
-		agent_ask(t, "item/fileChange/requestApproval",
-			json_pack("{s:s, s:I, s:n, s:n}", "itemId", ap->call_id, "startedAtMs",
-				(json_int_t)ap->started_ms, "reason", "grantRoot"),
-			agent_patch_answered, ap);
-		return;
-	}
-	agent_patch_commit(ap);
+	if (!ask || file_change_approved(t->a->cache, ap->res))
+		agent_patch_commit(ap);
+	else if (!agent_hooks_permission(t, ap->call_id, NULL, apply_patch_text(ap->patch),
+			 agent_patch_permitted, ap))
+		agent_patch_ask(ap);
 }
 
 /* A patch the model sent (parsed; stolen), resolved against cwd. */

@@ -13,40 +13,16 @@
 #include <string.h>
 
 #include "agent_int.h"
+#include "agent/approval/approval_sandbox.h"
 #include "agent/patch/apply_patch.h"
+#include "agent/tools/tool_args.h"
 #include "agent/tools/tool_output.h"
 #include "exec/exec.h"
+#include "hooks/hooks_turn.h"
 #include "protocol/xmalloc.h"
 #include "sandbox/sandbox.h"
 
 #define AGENT_DEFAULT_SHELL "/bin/bash"
-
-/* An integer argument, or dflt. */
-static long long
-agent_int_arg(const json_t *args, const char *key, long long dflt)
-{
-	json_t *v = json_object_get(args, key);
-
-	return json_is_integer(v) ? (long long)json_integer_value(v) : dflt;
-}
-
-/* Append a JSON array of strings to w; 0, or -1 when it is not one (or empty). */
-static int
-agent_words_json(const json_t *a, struct shell_words *w)
-{
-	json_t *s;
-	size_t i;
-
-	if (!json_is_array(a) || json_array_size(a) == 0)
-		return -1;
-	json_array_foreach((json_t *)a, i, s)
-	{
-		if (!json_is_string(s) || strlen(json_string_value(s)) != json_string_length(s) ||
-			shell_words_push(w, json_string_value(s), json_string_length(s)) != 0)
-			return -1;
-	}
-	return 0;
-}
 
 /* The workdir a call asks for, resolved against the turn's cwd (heap). */
 static char *
@@ -57,47 +33,6 @@ agent_workdir(const struct agent_turn *t, const char *w)
 	if (w[0] == '/')
 		return xstrdup(w);
 	return xasprintf("%s/%s", t->o.cwd, w);
-}
-
-/*
- * A managed PermissionProfile (a [permissions] profile) as the approval rules see it: a
- * restricted file system is a sandbox to respect (workspace-write when it can write
- * somewhere, else read-only), never full access; only an unrestricted one is.
- */
-static enum approval_sandbox
-agent_managed_kind(const json_t *policy)
-{
-	const json_t *fs = json_object_get(policy, "fileSystem"), *e;
-	size_t i;
-
-	if (!json_is_string(json_object_get(fs, "type")) ||
-		strcmp(json_string_value(json_object_get(fs, "type")), "unrestricted") == 0)
-		return APPROVAL_SANDBOX_DANGER_FULL_ACCESS;
-	json_array_foreach(json_object_get(fs, "entries"), i, e)
-	{
-		const char *acc = json_string_value(json_object_get(e, "access"));
-
-		if (acc != NULL && strcmp(acc, "write") == 0)
-			return APPROVAL_SANDBOX_WORKSPACE_WRITE;
-	}
-	return APPROVAL_SANDBOX_READ_ONLY;
-}
-
-/* The wire SandboxPolicy (or PermissionProfile) as the approval rules see it. */
-static enum approval_sandbox
-agent_sandbox_kind(const json_t *policy)
-{
-	const char *type = json_string_value(json_object_get(policy, "type"));
-
-	if (type == NULL || strcmp(type, "readOnly") == 0)
-		return APPROVAL_SANDBOX_READ_ONLY;
-	if (strcmp(type, "workspaceWrite") == 0)
-		return APPROVAL_SANDBOX_WORKSPACE_WRITE;
-	if (strcmp(type, "externalSandbox") == 0 || strcmp(type, "external") == 0)
-		return APPROVAL_SANDBOX_EXTERNAL;
-	if (strcmp(type, "managed") == 0)
-		return agent_managed_kind(policy);
-	return APPROVAL_SANDBOX_DANGER_FULL_ACCESS;
 }
 
 /*
@@ -115,10 +50,10 @@ agent_shell_parse(struct agent_turn *t, struct agent_cmd *c, json_t *call, const
 	if (strcmp(name, "local_shell_call") == 0) {
 		action = json_object_get(call, "action");
 		c->tool = AGENT_TOOL_SHELL_TEXT;
-		if (agent_words_json(json_object_get(action, "command"), &c->argv) != 0)
+		if (tool_args_words(json_object_get(action, "command"), &c->argv) != 0)
 			goto missing;
 		w = json_string_value(json_object_get(action, "working_directory"));
-		c->timeout_ms = agent_int_arg(action, "timeout_ms", AGENT_SHELL_TIMEOUT);
+		c->timeout_ms = tool_args_int(action, "timeout_ms", AGENT_SHELL_TIMEOUT);
 	} else if (strcmp(name, "exec_command") == 0) {
 		c->tool = AGENT_TOOL_EXEC;
 		s = json_string_value(json_object_get(args, "cmd"));
@@ -129,8 +64,8 @@ agent_shell_parse(struct agent_turn *t, struct agent_cmd *c, json_t *call, const
 			    shell != NULL ? shell : AGENT_DEFAULT_SHELL, login, s, &c->argv) != 0)
 			goto missing;
 		c->yield_ms = (long long)tool_output_clamp_yield(
-			agent_int_arg(args, "yield_time_ms", TOOL_OUTPUT_EXEC_YIELD_DEFAULT_MS), 0);
-		c->max_tokens = (size_t)agent_int_arg(args, "max_output_tokens", 0);
+			tool_args_int(args, "yield_time_ms", TOOL_OUTPUT_EXEC_YIELD_DEFAULT_MS), 0);
+		c->max_tokens = (size_t)tool_args_int(args, "max_output_tokens", 0);
 		c->tty = json_is_true(json_object_get(args, "tty"));
 		c->timeout_ms =
 			-1; /* a session lives until it exits, is killed, or the turn ends */
@@ -140,12 +75,12 @@ agent_shell_parse(struct agent_turn *t, struct agent_cmd *c, json_t *call, const
 		if (s == NULL ||
 			shell_words_exec_argv(AGENT_DEFAULT_SHELL, login, s, &c->argv) != 0)
 			goto missing;
-		c->timeout_ms = agent_int_arg(args, "timeout_ms", AGENT_SHELL_TIMEOUT);
+		c->timeout_ms = tool_args_int(args, "timeout_ms", AGENT_SHELL_TIMEOUT);
 	} else {
 		c->tool = AGENT_TOOL_SHELL;
-		if (agent_words_json(json_object_get(args, "command"), &c->argv) != 0)
+		if (tool_args_words(json_object_get(args, "command"), &c->argv) != 0)
 			goto missing;
-		c->timeout_ms = agent_int_arg(args, "timeout_ms", AGENT_SHELL_TIMEOUT);
+		c->timeout_ms = tool_args_int(args, "timeout_ms", AGENT_SHELL_TIMEOUT);
 	}
 	if (w == NULL)
 		w = json_string_value(json_object_get(args, "workdir"));
@@ -154,7 +89,7 @@ agent_shell_parse(struct agent_turn *t, struct agent_cmd *c, json_t *call, const
 	s = json_string_value(json_object_get(args, "justification"));
 	c->justification = s != NULL ? xstrdup(s) : NULL;
 	prefix = json_object_get(args, "prefix_rule");
-	if (json_is_array(prefix) && agent_words_json(prefix, &c->prefix) != 0)
+	if (json_is_array(prefix) && tool_args_words(prefix, &c->prefix) != 0)
 		shell_words_free(&c->prefix);
 	c->display = shell_words_join(shell_words_argv(&c->argv), c->argv.n);
 	c->req.tool = c->tool == AGENT_TOOL_EXEC ? APPROVAL_TOOL_EXEC_COMMAND : APPROVAL_TOOL_SHELL;
@@ -162,7 +97,7 @@ agent_shell_parse(struct agent_turn *t, struct agent_cmd *c, json_t *call, const
 	c->req.argc = c->argv.n;
 	c->req.cwd = c->cwd;
 	c->req.tty = c->tty;
-	c->req.sandbox = agent_sandbox_kind(t->o.sandbox_policy);
+	c->req.sandbox = approval_sandbox_of(t->o.sandbox_policy);
 	c->req.require_escalated = perm != NULL && strcmp(perm, "require_escalated") == 0;
 	c->req.justification = c->justification;
 	c->req.prefix_rule = c->prefix.n > 0 ? shell_words_argv(&c->prefix) : NULL;
@@ -245,6 +180,7 @@ agent_shell_refused(struct agent_turn *t, struct agent_cmd *c, enum approval_rep
 		r == APPROVAL_REPLY_ERROR ? TOOL_OUTPUT_APPROVAL_FAILED
 					  : TOOL_OUTPUT_REJECTED_BY_USER);
 	agent_tool_output(t, c->call_id, c->custom, text);
+	agent_hooks_no_post(t);
 	free(text);
 	c->answered = 1;
 	agent_cmd_complete(c, r == APPROVAL_REPLY_ERROR ? "failed" : "declined");
@@ -354,6 +290,82 @@ agent_shell_denied(struct agent_cmd *c)
 	}
 }
 
+/* Its session, then the client asked first (d says ask) or it runs. */
+static void
+agent_shell_go(struct agent_turn *t, struct agent_cmd *c, const struct approval_decision *d)
+{
+	if (c->tool == AGENT_TOOL_EXEC)
+		agent_shell_session(t->a, c);
+	t->cmd = c;
+	t->busy = 1;
+	if (d != NULL && d->action == APPROVAL_ASK) {
+		agent_cmd_item_start(c, "agent");
+		c->asked = true;
+		agent_ask(t, "item/commandExecution/requestApproval",
+			agent_shell_request(c, d, d->reason), agent_shell_answered, c);
+	} else {
+		agent_cmd_item_start(
+			c, c->tool == AGENT_TOOL_EXEC ? "unifiedExecStartup" : "agent");
+		agent_cmd_start(c);
+	}
+}
+
+static void agent_shell_permitted(struct agent_turn *t, const struct hooks_result *r, void *arg);
+
+/*
+ * approval_rules decides: refuse (-1, *why for the model), run, or ask; before asking,
+ * PermissionRequest (call: when it was not run yet) may approve or refuse in the client's place.
+ */
+static int
+agent_shell_decide(struct agent_turn *t, struct agent_cmd *c, const json_t *call, char **why)
+{
+	struct approval_decision d = {0};
+	int r = -1;
+
+	if (approval_rules_decide(&c->req, &d) != 0)
+		*why = xstrdup("the command is too long to judge");
+	else if (d.action == APPROVAL_REJECT)
+		*why = d.reject_form == APPROVAL_REJECT_VERBATIM
+			? xstrdup(d.reject_text)
+			: agent_shell_rejected(c, d.reject_text);
+	else {
+		c->sandboxed = d.sandboxed;
+		c->approved = d.cached;
+		free(c->cache_key);
+		c->cache_key = d.cache_key != NULL ? xstrdup(d.cache_key) : NULL;
+		if (d.action != APPROVAL_ASK || call == NULL ||
+			!agent_hooks_permission(
+				t, c->call_id, call, NULL, agent_shell_permitted, c))
+			agent_shell_go(t, c, &d);
+		r = 0;
+	}
+	approval_rules_decision_free(&d);
+	return r;
+}
+
+/* PermissionRequest's answer (r NULL: the turn ended first). An allow runs it as the user's
+ * accept would (its sandbox as decided); a deny answers the model without an item. */
+static void
+agent_shell_permitted(struct agent_turn *t, const struct hooks_result *r, void *arg)
+{
+	struct agent_cmd *c = arg;
+	char *why = NULL;
+
+	if (r != NULL && r->verdict == HOOKS_ALLOW) {
+		c->approved = true;
+		agent_shell_go(t, c, NULL);
+		return;
+	}
+	if (r != NULL && r->verdict != HOOKS_DENY && agent_shell_decide(t, c, NULL, &why) == 0)
+		return;
+	if (why == NULL)
+		why = agent_shell_rejected(
+			c, r != NULL ? r->message : TOOL_OUTPUT_REJECTED_BY_USER);
+	agent_tool_output(t, c->call_id, c->custom, why);
+	free(why);
+	agent_cmd_free(c);
+}
+
 /* An exec_command / shell / shell_command / local_shell_call: intercept, decide, run. */
 void
 agent_shell_call(struct agent_turn *t, json_t *call, const char *name)
@@ -362,7 +374,6 @@ agent_shell_call(struct agent_turn *t, json_t *call, const char *name)
 	const char *a = json_string_value(json_object_get(call, "arguments"));
 	json_t *args = a != NULL ? json_loads(a, 0, NULL) : json_object();
 	struct agent_cmd *c = agent_cmd_new(t, id, 0);
-	struct approval_decision d = {0};
 	struct patch *patch = NULL;
 	enum apply_patch_intercept ip;
 	char *why = NULL;
@@ -386,40 +397,13 @@ agent_shell_call(struct agent_turn *t, json_t *call, const char *name)
 	}
 	if (sandbox_check_workdir(t->o.sandbox_policy, t->o.cwd, c->cwd, &why) != 0)
 		goto refuse;
-	if (approval_rules_decide(&c->req, &d) != 0) {
-		why = xstrdup("the command is too long to judge");
+	if (agent_shell_decide(t, c, call, &why) != 0)
 		goto refuse;
-	}
-	if (d.action == APPROVAL_REJECT) {
-		why = d.reject_form == APPROVAL_REJECT_VERBATIM
-			? xstrdup(d.reject_text)
-			: agent_shell_rejected(c, d.reject_text);
-		goto refuse;
-	}
-	c->sandboxed = d.sandboxed;
-	c->approved = d.cached;
-	c->cache_key = d.cache_key != NULL ? xstrdup(d.cache_key) : NULL;
-	if (c->tool == AGENT_TOOL_EXEC)
-		agent_shell_session(t->a, c);
-	t->cmd = c;
-	t->busy = 1;
-	if (d.action == APPROVAL_ASK) {
-		agent_cmd_item_start(c, "agent");
-		c->asked = true;
-		agent_ask(t, "item/commandExecution/requestApproval",
-			agent_shell_request(c, &d, d.reason), agent_shell_answered, c);
-	} else {
-		agent_cmd_item_start(
-			c, c->tool == AGENT_TOOL_EXEC ? "unifiedExecStartup" : "agent");
-		agent_cmd_start(c);
-	}
-	approval_rules_decision_free(&d);
 	json_decref(args);
 	return;
 refuse:
 	agent_tool_output(t, c->call_id, 0, why != NULL ? why : "command refused");
 out:
-	approval_rules_decision_free(&d);
 	apply_patch_free(patch);
 	free(why);
 	json_decref(args);
@@ -433,7 +417,7 @@ agent_shell_write_stdin(struct agent_turn *t, json_t *call)
 	const char *a = json_string_value(json_object_get(call, "arguments"));
 	const char *id = json_string_value(json_object_get(call, "call_id")), *why, *chars;
 	json_t *args = a != NULL ? json_loads(a, 0, NULL) : NULL;
-	long long sid = agent_int_arg(args, "session_id", -1);
+	long long sid = tool_args_int(args, "session_id", -1);
 	struct agent_cmd *c = NULL;
 	char *text;
 
@@ -463,9 +447,9 @@ agent_shell_write_stdin(struct agent_turn *t, json_t *call)
 	c->answered = 0;
 	c->call_ms = agent_now_ms();
 	if (json_is_integer(json_object_get(args, "max_output_tokens")))
-		c->max_tokens = (size_t)agent_int_arg(args, "max_output_tokens", 0);
+		c->max_tokens = (size_t)tool_args_int(args, "max_output_tokens", 0);
 	c->yield_ms = (long long)tool_output_clamp_yield(
-		agent_int_arg(args, "yield_time_ms", TOOL_OUTPUT_STDIN_YIELD_DEFAULT_MS),
+		tool_args_int(args, "yield_time_ms", TOOL_OUTPUT_STDIN_YIELD_DEFAULT_MS),
 		chars == NULL || *chars == '\0');
 	json_decref(args);
 	if (c->done) {

@@ -71,13 +71,15 @@ struct hook_outcome {
 	json_t *entries;    /* HookOutputEntry[] */
 	char *context;	    /* additional context for the model (heap), or NULL */
 	char *feedback;	    /* blocked: the reason, stopped: the stopReason (heap), or NULL */
+	int allow;	    /* PermissionRequest: the hook approved (a deny is "blocked") */
 };
 void hooks_outcome_parse(enum hook_event e, int exit_code, int timed_out, long long timeout,
 	const char *out, const char *err, struct hook_outcome *o);
 void hooks_outcome_free(struct hook_outcome *o);
 
-/* An event's run, and what it tells its owner. */
-enum { HOOKS_BLOCKED = 1, HOOKS_STOPPED = 2 };
+/* An event's run, and what it tells its owner. HOOKS_ALLOWED: a PermissionRequest hook
+ * approved and none denied (a deny is HOOKS_BLOCKED, its message the feedback). */
+enum { HOOKS_BLOCKED = 1, HOOKS_STOPPED = 2, HOOKS_ALLOWED = 4 };
 struct hooks_run;
 struct hooks_report {
 	/* hook/started and hook/completed: a HookRunSummary (borrowed during the call). */

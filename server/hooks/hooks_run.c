@@ -162,6 +162,8 @@ hooks_run_later_cb(struct ev_loop *loop, ev_idle *w, int revents)
 		run->r.summary(run->arg, "hook/completed", j->summary);
 		if (j->out.context != NULL)
 			json_array_append_new(contexts, json_string(j->out.context));
+		if (j->out.allow)
+			blocked |= HOOKS_ALLOWED;
 		if (strcmp(j->out.status, "stopped") == 0 ||
 			strcmp(j->out.status, "blocked") == 0) {
 			int stop = strcmp(j->out.status, "stopped") == 0;
@@ -173,8 +175,12 @@ hooks_run_later_cb(struct ev_loop *loop, ev_idle *w, int revents)
 						"hookRunId", json_object_get(j->summary, "id")));
 		}
 	}
-	/* continue: false wins over a block (upstream stops what the event guards) */
-	run->r.done(run->arg, contexts, blocked & HOOKS_STOPPED ? HOOKS_STOPPED : blocked,
+	/* continue: false wins over a block (upstream stops what the event guards), a deny over
+	 * an allow (upstream: any PermissionRequest deny is final) */
+	run->r.done(run->arg, contexts,
+		blocked & HOOKS_STOPPED		  ? HOOKS_STOPPED
+			: blocked & HOOKS_BLOCKED ? HOOKS_BLOCKED
+						  : blocked,
 		blocked & HOOKS_STOPPED ? stops : feedback);
 	json_decref(contexts);
 	json_decref(feedback);

@@ -11,7 +11,14 @@
 #include "protocol/buf.h"
 #include "protocol/xmalloc.h"
 
-enum hooks_step_kind { STEP_PROMPT, STEP_STOP, STEP_END, STEP_PRE_TOOL, STEP_POST_TOOL };
+enum hooks_step_kind {
+	STEP_PROMPT,
+	STEP_STOP,
+	STEP_END,
+	STEP_PRE_TOOL,
+	STEP_POST_TOOL,
+	STEP_PERMISSION
+};
 
 struct hooks_step {
 	enum hooks_step_kind kind;
@@ -278,6 +285,18 @@ hooks_step_done(void *arg, json_t *contexts, int blocked, json_t *feedback)
 	case STEP_POST_TOOL:
 		hooks_tool_finish(s, contexts, blocked, feedback);
 		return;
+	case STEP_PERMISSION: {
+		/* any deny wins (its first message), else an allow, else no decision */
+		struct hooks_result res = {blocked == HOOKS_BLOCKED ? HOOKS_DENY
+				: blocked == HOOKS_ALLOWED	    ? HOOKS_ALLOW
+								    : HOOKS_GO_ON,
+			NULL, NULL,
+			json_string_value(json_object_get(json_array_get(feedback, 0), "text"))};
+
+		s->r.done(s->arg, &res);
+		hooks_step_free(s);
+		return;
+	}
 	case STEP_END:
 		for (p = &hooks_detached; *p != NULL; p = &(*p)->next)
 			if (*p == s) {
@@ -394,6 +413,42 @@ hooks_tool_seen(const struct hook_set *set, const json_t *call)
 	cmd = hooks_tool_command(call);
 	free(cmd);
 	return cmd != NULL;
+}
+
+struct hooks_step *
+hooks_permission_start(const struct hooks_ctx *c, const char *call_id, const json_t *call,
+	const char *patch, const struct hooks_step_report *r, void *arg)
+{
+	char *cmd = patch == NULL ? hooks_tool_command(call) : NULL;
+	struct hooks_step *s;
+	json_t *in, *args, *tin;
+	const char *why;
+
+	if (hooks_count(c->set, HOOK_PERMISSION_REQUEST) == 0 || (patch == NULL && cmd == NULL)) {
+		free(cmd);
+		return NULL;
+	}
+	s = hooks_step_new(c, STEP_PERMISSION, r, arg);
+	s->call_id = xstrdup(call_id != NULL ? call_id : "");
+	if (patch != NULL)
+		tin = json_pack("{s:s}", "command", patch);
+	else {
+		s->command = cmd;
+		tin = json_pack("{s:s}", "command", s->command);
+		args = json_loads(json_string_value(json_object_get(call, "arguments")), 0, NULL);
+		why = json_string_value(json_object_get(args, "justification"));
+		if (why != NULL) /* upstream's on-request escalation carries it */
+			json_object_set_new(tin, "description", json_string(why));
+		json_decref(args);
+	}
+	in = hooks_input(s, HOOK_PERMISSION_REQUEST);
+	json_object_set_new(in, "tool_name", json_string(patch != NULL ? "apply_patch" : "Bash"));
+	json_object_set_new(in, "tool_input", tin);
+	if (hooks_step_run(
+		    s, HOOK_PERMISSION_REQUEST, patch != NULL ? "apply_patch" : "Bash", in) == 0)
+		return s;
+	hooks_step_free(s);
+	return NULL;
 }
 
 /* What the command printed, out of exec_command's answer ("...\nOutput:\n<output>"). */

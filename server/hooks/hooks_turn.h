@@ -12,6 +12,8 @@
  *    `<hook_prompt hook_run_id="...">reason</hook_prompt>` and reports a hookPrompt item.
  *  - end: SessionEnd when the thread goes (the connection closed): detached, nothing is
  *    reported; hooks_detached_live says whether one still runs (the daemon waits for it).
+ *  - tools: PreToolUse / PostToolUse around a call, PermissionRequest where the approval policy
+ *    would ask the client (tests/fixtures/hooks/upstream/permission.json).
  */
 #ifndef HOOKS_TURN_H
 #define HOOKS_TURN_H
@@ -34,12 +36,15 @@ enum hooks_verdict {
 	HOOKS_GO_ON, /* go on as without hooks */
 	HOOKS_END,   /* end the turn now (what was not recorded is dropped) */
 	HOOKS_AGAIN, /* ask the model again */
+	HOOKS_ALLOW, /* PermissionRequest: approved, run it without asking */
+	HOOKS_DENY,  /* PermissionRequest: refused, the model hears message */
 };
 
 struct hooks_result {
 	enum hooks_verdict verdict;
-	json_t *items; /* Responses items for the history and the rollout, in order */
-	json_t *item;  /* a ThreadItem to report started and completed, or NULL */
+	json_t *items;	     /* Responses items for the history and the rollout, in order */
+	json_t *item;	     /* a ThreadItem to report started and completed, or NULL */
+	const char *message; /* HOOKS_DENY: the hooks' denial (borrowed) */
 };
 
 struct hooks_step;
@@ -73,6 +78,16 @@ void hooks_step_free(struct hooks_step *s);
  */
 struct hooks_step *hooks_tool_start(const struct hooks_ctx *c, const json_t *call,
 	const json_t *output, const struct hooks_step_report *r, void *arg);
+/*
+ * The permission step: PermissionRequest for a call the approval policy would ask about, after
+ * PreToolUse and before the approval request (upstream's order: a command's item starts after
+ * it, a patch's before). exec_command's call is tool "Bash" {command, description: its
+ * justification}; a patch (its text without the heredoc; call NULL) is "apply_patch"
+ * {command}. done's verdict: HOOKS_ALLOW, HOOKS_DENY, or HOOKS_GO_ON (no decision: the client
+ * is asked). NULL when no hook runs.
+ */
+struct hooks_step *hooks_permission_start(const struct hooks_ctx *c, const char *call_id,
+	const json_t *call, const char *patch, const struct hooks_step_report *r, void *arg);
 /* Whether the tool hooks see that call (its output then waits for PostToolUse). */
 int hooks_tool_seen(const struct hook_set *set, const json_t *call);
 

@@ -1,7 +1,8 @@
 // codex-acp 2.6.0 (npm @agentclientprotocol/codex-acp) against our binary, driven as an ACP
 // editor drives it: initialize -> session/new -> session/prompt, with the model a scripted
-// `app-server mock-model`. A text turn, a shell tool turn and two turns with history must
-// pass as they do against upstream codex 0.169. Run by scripts/clients-test.sh, which
+// `app-server mock-model`. A text turn, a shell tool turn, two turns with history and an
+// escalated command the editor allows or rejects (session/request_permission) must pass as
+// they do against upstream codex 0.169. Run by scripts/clients-test.sh, which
 // installs codex-acp into build/acp (skipped, with the reason, when npm is unreachable).
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -129,3 +130,46 @@ test("the codex-acp package is the one pinned", { skip }, () => {
 	assert.ok(existsSync(pkg));
 	assert.equal(JSON.parse(readFileSync(pkg, "utf8")).version, "2.6.0");
 });
+
+// A command that asks (the model wants it outside the sandbox, mode "workspace-write": approval
+// on-request, the user reviews): the editor gets session/request_permission, and its answer
+// reaches the command. Allowed, it runs and the turn goes on; rejected, it never runs: the
+// request offers accept / cancel as upstream's does (no decline), so codex-acp answers
+// "cancel" and the turn ends cancelled before any other model request (upstream 0.169 alike).
+async function escalated(answer, runs) {
+	const script = [
+		{ events: [created, { ev: "function_call", call_id: "call-esc", name: "exec_command",
+			arguments: { cmd: "echo asked > asked.txt", sandbox_permissions: "require_escalated",
+				justification: "needs to write" } }, completed] },
+		say("m2", "Done asking."),
+		titled("Asking first"),
+	];
+	await withSession(script, async (ed, session, mock, s) => {
+		const asked = [];
+		ed.onRequest = (m) => {
+			asked.push(m);
+			if (m.method !== "session/request_permission") return { error: { code: -32601, message: m.method } };
+			const kind = answer === "allow" ? "allow_once" : "reject_once";
+			const opt = m.params.options.find((o) => o.kind === kind);
+			assert.ok(opt !== undefined, JSON.stringify(m.params.options));
+			return { result: { outcome: { outcome: "selected", optionId: opt.optionId } } };
+		};
+		await ed.call("session/set_mode", { sessionId: session.sessionId, modeId: "workspace-write" });
+		const { result, updates } = await ed.prompt(session.sessionId, "ask first");
+		assert.equal(result.stopReason, runs ? "end_turn" : "cancelled");
+		assert.deepEqual(asked.map((m) => m.method), ["session/request_permission"]);
+		assert.equal(asked[0].params.sessionId, session.sessionId);
+		assert.equal(existsSync(join(s.ws, "asked.txt")), runs);
+		const reqs = mock.requests().filter((r) => !userTexts(r).some((t) => t.includes(TITLE_ASK)));
+		assert.equal(reqs.length, runs ? 2 : 1);
+		if (runs) {
+			assert.ok(agentText(updates).endsWith("Done asking."), agentText(updates));
+			const out = reqs[1].input.find((i) => i.type === "function_call_output" && i.call_id === "call-esc");
+			assert.ok(out !== undefined && out.output.includes("Process exited with code 0"), JSON.stringify(out));
+		}
+	});
+}
+
+// (one top-level test() each: scripts/clients-test.sh counts them for its skip tally)
+test("an escalated command asks the editor, who allows it: it runs", { skip }, () => escalated("allow", true));
+test("an escalated command asks the editor, who rejects it: the turn is cancelled", { skip }, () => escalated("reject", false));

@@ -153,6 +153,60 @@ test_outcomes_as_upstream(void **state)
 	json_decref(fx);
 }
 
+/*
+ * PermissionRequest's answers (permission.json, recorded by record_permission.py): each case's
+ * stdout, stderr and exit code read as upstream's hook/completed showed them, its strict shape
+ * included (unknown or reserved fields, a missing hookEventName, an array), and the verdict:
+ * allow, deny with its message as the feedback, or none.
+ */
+static void
+test_permission_as_upstream(void **state)
+{
+	json_t *fx = fixture("permission.json"), *c, *ev;
+	size_t i, k;
+
+	(void)state;
+	json_array_foreach(json_object_get(fx, "cases"), i, c)
+	{
+		const json_t *h = json_object_get(c, "permission_hook"), *run = NULL;
+		struct hook_outcome o;
+
+		json_array_foreach(json_object_get(c, "events"), k, ev)
+		{
+			const json_t *r = json_object_get(ev, "run");
+
+			if (strcmp(json_string_value(json_object_get(ev, "method")),
+				    "hook/completed") == 0 &&
+				strcmp(json_string_value(json_object_get(r, "eventName")),
+					"permissionRequest") == 0)
+				run = r;
+		}
+		assert_non_null(run);
+		hooks_outcome_parse(HOOK_PERMISSION_REQUEST,
+			(int)json_integer_value(json_object_get(h, "exit")),
+			json_integer_value(json_object_get(h, "sleep")) > 1, 1,
+			json_string_value(json_object_get(h, "stdout")),
+			json_string_value(json_object_get(h, "stderr")), &o);
+		if (strcmp(o.status, json_string_value(json_object_get(run, "status"))) != 0 ||
+			!json_equal(o.entries, json_object_get(run, "entries")))
+			fail_msg("%s: %s %s", json_string_value(json_object_get(c, "name")),
+				o.status, json_dumps(o.entries, 0));
+		/* an allow ran the command without asking; a deny's message is the feedback */
+		assert_int_equal(o.allow,
+			strcmp(o.status, "completed") == 0 &&
+				json_is_true(json_object_get(c, "file_made")));
+		if (strcmp(o.status, "blocked") == 0)
+			assert_string_equal(o.feedback,
+				json_string_value(json_object_get(
+					json_array_get(json_object_get(run, "entries"),
+						json_array_size(json_object_get(run, "entries")) -
+							1),
+					"text")));
+		hooks_outcome_free(&o);
+	}
+	json_decref(fx);
+}
+
 int
 main(void)
 {
@@ -161,6 +215,7 @@ main(void)
 		cmocka_unit_test(test_hash_as_upstream),
 		cmocka_unit_test(test_trust_states),
 		cmocka_unit_test(test_outcomes_as_upstream),
+		cmocka_unit_test(test_permission_as_upstream),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
