@@ -416,14 +416,18 @@ store_index_put(struct store_thread *t)
  * threads being written, e.g. a thousand new threads at once) a job syncs the whole
  * filesystem of CODEX_HOME instead (syncfs, on an fd the worker opens and closes), which
  * covers every file a held fd would have, so waiting syncs never use up the daemon's fds.
+ * One syncfs covers every write made before it began: a job whose data was written before a
+ * syncfs the worker (one thread, jobs in order) already ran skips its own, so hundreds of
+ * threads ending at once (the daemon's exit) cost one syncfs, not one each.
  */
 #define STORE_SYNC_FDS 32
 
 struct store_sync_job {
 	struct store *s;
 	int fd;
-	int held;     /* fd counts in s->sync_fds */
-	char *syncfs; /* CODEX_HOME, to syncfs instead of fd */
+	int held;		   /* fd counts in s->sync_fds */
+	char *syncfs;		   /* CODEX_HOME, to syncfs instead of fd */
+	unsigned long syncfs_seen; /* s->syncfs_runs when posted */
 	char *path;
 	int dirs;
 	int r;
@@ -455,15 +459,16 @@ store_sync_run(void *arg)
 			j->r = -errno;
 		close(j->fd);
 	}
-	if (j->syncfs != NULL) {
+	if (j->syncfs != NULL && atomic_load(&j->s->syncfs_runs) == j->syncfs_seen) {
 		int fd = open(j->syncfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
+		atomic_fetch_add(&j->s->syncfs_runs, 1);
 		if (fd < 0 || syncfs(fd) != 0)
 			j->r = -errno;
 		if (fd >= 0)
 			close(fd);
 	}
-	if (j->path != NULL) {
+	if (j->path != NULL && j->syncfs == NULL) { /* (a syncfs covered the folders too) */
 		char *p = xstrdup(j->path);
 
 		/* The file's folder, then its parents (new dated folders): `dirs` levels. */
@@ -505,6 +510,7 @@ store_post_sync(struct store *s, int fd, const char *path, int dirs, store_done_
 		close(fd);
 		fd = -1;
 		j->syncfs = xstrdup(s->home);
+		j->syncfs_seen = atomic_load(&s->syncfs_runs);
 	} else if (fd >= 0) {
 		s->sync_fds++;
 		j->held = 1;

@@ -8,6 +8,7 @@
 #ifndef STORE_INT_H
 #define STORE_INT_H
 
+#include <stdatomic.h>
 #include <sys/queue.h>
 #include <sys/types.h>
 
@@ -92,8 +93,9 @@ struct store {
 	uint64_t git_seq;
 	struct worker *sync; /* fdatasync, fsync of folders */
 	unsigned sync_fds;   /* sync jobs holding a file's fd (STORE_SYNC_FDS at most) */
-	struct worker *scan; /* index builds and rescans */
-	struct worker *read; /* whole histories for thread/read and resume */
+	_Atomic unsigned long syncfs_runs; /* syncfs calls the sync worker began */
+	struct worker *scan;		   /* index builds and rescans */
+	struct worker *read;		   /* whole histories for thread/read and resume */
 	struct store_threads loaded;
 	size_t nloaded;
 	int building; /* the first build is running: lists wait */
