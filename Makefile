@@ -220,13 +220,18 @@ san-test: reference $(BUILD)/app-server $(SAN)/app-server $(SAN_UNIT_BINS) $(INT
 	@$(REFENV) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		APP_SERVER_BIN=$(SAN)/app-server APP_SERVER_SANITIZED=1 sh tests/run-all.sh san-integration $(INT_BINS)
 
+# Every suite runs even when an earlier one failed (-k), so that one run shows every failure
+# and the tally always closes it; the exit status says whether anything failed.
 test: deps
 	@sh scripts/tally.sh reset
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory format-check check-layout schema-check methods-check
-	@$(MAKE) --no-print-directory unit suite bare-check integration clients-test
-	@$(MAKE) --no-print-directory san-test fuzz-smoke
-	@sh scripts/tally.sh report
+	@rc=0; \
+	$(MAKE) --no-print-directory -k format-check check-layout schema-check methods-check || rc=1; \
+	$(MAKE) --no-print-directory -k unit suite bare-check integration clients-test || rc=1; \
+	$(MAKE) --no-print-directory -k san-test fuzz-smoke || rc=1; \
+	sh scripts/tally.sh report || rc=1; \
+	[ $$rc -eq 0 ] || echo "make test: FAILED (the failing steps are above; the tally counts the suites)"; \
+	exit $$rc
 
 bench: $(BUILD)/app-server $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do APP_SERVER_BIN=$(BUILD)/app-server $$b || exit 1; done
