@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sys/wait.h>
+
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,4 +267,64 @@ mcp_completed_at(const json_t *msgs, const char *type)
 			return i;
 	}
 	return SIZE_MAX;
+}
+
+#define EVERYTHING_VERSION "2026.8.31"
+#define EVERYTHING_ENTRY                                                                           \
+	"/mcp-npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+
+/*
+ * @modelcontextprotocol/server-everything (npm), installed into $BUILD/mcp-npm once (never
+ * committed): its path (heap), or NULL when npm cannot have it (the caller skips, counted).
+ */
+char *
+mcp_everything_entry(void)
+{
+	const char *build = getenv("BUILD") != NULL ? getenv("BUILD") : "build";
+	char *entry = xasprintf("%s" EVERYTHING_ENTRY, build), *prefix, path[PATH_MAX];
+	pid_t pid;
+	int st;
+
+	if (access(entry, R_OK) != 0) {
+		prefix = xasprintf("%s/mcp-npm", build);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			int null = open("/dev/null", O_WRONLY);
+
+			dup2(null, 1);
+			dup2(null, 2);
+			execlp("timeout", "timeout", "180", "npm", "install", "--prefix", prefix,
+				"--no-save", "--no-audit", "--no-fund", "--omit=optional",
+				"--prefer-offline",
+				"@modelcontextprotocol/server-everything@" EVERYTHING_VERSION,
+				(char *)NULL);
+			_exit(127);
+		}
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		free(prefix);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || access(entry, R_OK) != 0) {
+			free(entry);
+			return NULL;
+		}
+	}
+	assert_non_null(realpath(entry, path));
+	free(entry);
+	return xstrdup(path);
+}
+
+char *
+mcp_everything_preload(void)
+{
+	const char *build = getenv("BUILD") != NULL ? getenv("BUILD") : "build";
+	char *path = xasprintf("%s/mcp-npm/webcrypto.cjs", build), full[PATH_MAX];
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs("if (globalThis.crypto === undefined)\n\tglobalThis.crypto = require('node:crypto').webcrypto;\n",
+		f);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(realpath(path, full));
+	free(path);
+	return xstrdup(full);
 }

@@ -61,4 +61,15 @@ const char *mcp_msg_item_type(const json_t *m);
 size_t mcp_answer_at(const json_t *msgs, long long id);
 size_t mcp_completed_at(const json_t *msgs, const char *type);
 
+/*
+ * @modelcontextprotocol/server-everything (npm), installed into $BUILD/mcp-npm once (never
+ * committed): its path (heap), or NULL when npm cannot have it (the caller skips, counted).
+ */
+char *mcp_everything_entry(void);
+/*
+ * A file for `node -r` giving node 18 (Debian 12's) the global `crypto` node 19+ has: the
+ * server's HTTP transport makes its session ids with it ("crypto is not defined"). Heap.
+ */
+char *mcp_everything_preload(void);
+
 #endif

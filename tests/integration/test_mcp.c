@@ -453,50 +453,6 @@ test_thread_config_servers(void **state)
 	tt_stop(&f);
 }
 
-#define EVERYTHING_VERSION "2026.8.31"
-#define EVERYTHING_ENTRY                                                                           \
-	"/mcp-npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-
-/*
- * @modelcontextprotocol/server-everything (npm), installed into $BUILD/mcp-npm once (never
- * committed): its path (heap), or NULL when npm cannot have it (the caller skips, counted).
- */
-static char *
-everything_entry(void)
-{
-	const char *build = getenv("BUILD") != NULL ? getenv("BUILD") : "build";
-	char *entry = xasprintf("%s" EVERYTHING_ENTRY, build), *prefix, path[PATH_MAX];
-	pid_t pid;
-	int st;
-
-	if (access(entry, R_OK) != 0) {
-		prefix = xasprintf("%s/mcp-npm", build);
-		pid = fork();
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			int null = open("/dev/null", O_WRONLY);
-
-			dup2(null, 1);
-			dup2(null, 2);
-			execlp("timeout", "timeout", "180", "npm", "install", "--prefix", prefix,
-				"--no-save", "--no-audit", "--no-fund", "--omit=optional",
-				"--prefer-offline",
-				"@modelcontextprotocol/server-everything@" EVERYTHING_VERSION,
-				(char *)NULL);
-			_exit(127);
-		}
-		assert_int_equal(waitpid(pid, &st, 0), pid);
-		free(prefix);
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || access(entry, R_OK) != 0) {
-			free(entry);
-			return NULL;
-		}
-	}
-	assert_non_null(realpath(entry, path));
-	free(entry);
-	return xstrdup(path);
-}
-
 /* A real MCP server from npm: the same tools offered as upstream's, a real call in a turn. */
 static void
 test_server_everything(void **state)
@@ -504,7 +460,7 @@ test_server_everything(void **state)
 	struct tt f;
 	struct tt_opts o = {0};
 	json_t *msgs, *recs, *want, *t;
-	char *entry = everything_entry(), *cfg, *s;
+	char *entry = mcp_everything_entry(), *cfg, *s;
 	size_t i;
 
 	(void)state;

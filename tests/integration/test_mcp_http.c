@@ -428,52 +428,11 @@ test_failures(void **state)
 	tt_stop(&f);
 }
 
-#define EVERYTHING_VERSION "2026.8.31"
-#define EVERYTHING_ENTRY                                                                           \
-	"/mcp-npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-
-/* server-everything's entry (heap), installed from npm once; NULL when npm cannot have it. */
-static char *
-everything_entry(void)
-{
-	const char *build = getenv("BUILD") != NULL ? getenv("BUILD") : "build";
-	char *entry = xasprintf("%s" EVERYTHING_ENTRY, build), *prefix, path[PATH_MAX];
-	pid_t pid;
-	int st;
-
-	if (access(entry, R_OK) != 0) {
-		prefix = xasprintf("%s/mcp-npm", build);
-		pid = fork();
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			int null = open("/dev/null", O_WRONLY);
-
-			dup2(null, 1);
-			dup2(null, 2);
-			execlp("timeout", "timeout", "180", "npm", "install", "--prefix", prefix,
-				"--no-save", "--no-audit", "--no-fund", "--omit=optional",
-				"--prefer-offline",
-				"@modelcontextprotocol/server-everything@" EVERYTHING_VERSION,
-				(char *)NULL);
-			_exit(127);
-		}
-		assert_int_equal(waitpid(pid, &st, 0), pid);
-		free(prefix);
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || access(entry, R_OK) != 0) {
-			free(entry);
-			return NULL;
-		}
-	}
-	assert_non_null(realpath(entry, path));
-	free(entry);
-	return xstrdup(path);
-}
-
 /* server-everything over streamable HTTP: the same tools and echo as upstream got over stdio. */
 static void
 test_server_everything_http(void **state)
 {
-	char *entry = everything_entry(), port[16], *cfg, *s;
+	char *entry = mcp_everything_entry(), port[16], *cfg, *s, *preload;
 	struct sockaddr_in sa = {0};
 	socklen_t len = sizeof sa;
 	struct tt_opts o = {0};
@@ -488,6 +447,7 @@ test_server_everything_http(void **state)
 		skip_test("npm cannot install @modelcontextprotocol/server-everything here");
 		return;
 	}
+	preload = mcp_everything_preload();
 	sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	sa.sin_family = AF_INET;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -503,7 +463,7 @@ test_server_everything_http(void **state)
 		dup2(null, 1);
 		dup2(null, 2);
 		setenv("PORT", port, 1);
-		execlp("node", "node", entry, "streamableHttp", (char *)NULL);
+		execlp("node", "node", "-r", preload, entry, "streamableHttp", (char *)NULL);
 		_exit(127);
 	}
 	hs_live = pid;
@@ -545,6 +505,7 @@ test_server_everything_http(void **state)
 	free(cfg);
 	free(s);
 	free(entry);
+	free(preload);
 }
 
 int
