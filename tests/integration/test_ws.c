@@ -573,6 +573,20 @@ test_shared_thread_drop_starter(void **state)
 	shared_thread("drop_starter", "[" FIRST "," CALL_TOUCH "," DONE "]");
 }
 
+/* B resumes the thread while A's turn waits on an approval: B gets it too and answers it. */
+static void
+test_shared_thread_resume_pending(void **state)
+{
+	shared_thread("resume_pending", "[" FIRST "," CALL_TOUCH "," DONE "]");
+}
+
+/* The same, but A answers its own copy: B's replayed copy is resolved with B's id. */
+static void
+test_shared_thread_resume_pending_starter(void **state)
+{
+	shared_thread("resume_pending_starter", "[" FIRST "," CALL_TOUCH "," DONE "]");
+}
+
 static void
 test_node_client(void **state)
 {
@@ -620,6 +634,8 @@ main(void)
 		cmocka_unit_test(test_shared_thread_events),
 		cmocka_unit_test(test_shared_thread_drop_other),
 		cmocka_unit_test(test_shared_thread_drop_starter),
+		cmocka_unit_test(test_shared_thread_resume_pending),
+		cmocka_unit_test(test_shared_thread_resume_pending_starter),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -165,6 +165,56 @@ def case_drop_starter():
     fail("the thread stayed loaded with nobody subscribed")
 
 
+def resume_pending(answerer):
+    """A's turn waits on an approval when B resumes the thread: B gets the request after
+    its thread/resume answer, under its own id (upstream 0.169 replays pending requests to a
+    connection that attaches); the first answer (answerer's) wins, serverRequest/resolved
+    goes to both with each one's id, and the turn completes"""
+    a, b = Client("A"), Client("B")
+    a.init()
+    tid = a.call("thread/start", {"cwd": ARGS.workspace, "approvalPolicy": "untrusted",
+                                  "sandbox": "danger-full-access"})["thread"]["id"]
+    a.call("turn/start", {"threadId": tid, "input": text("first")})
+    a.until("turn/completed")
+    a.seen.clear()
+    a.call("turn/start", {"threadId": tid, "input": text("go")})
+    qa = approval(a.until("item/commandExecution/requestApproval"))
+    b.init()
+    b.next_id += 1
+    b.text({"id": b.next_id, "method": "thread/resume", "params": {"threadId": tid}})
+    resumed = b.answer(b.next_id)
+    if "result" not in resumed:
+        fail("B: thread/resume: %r" % resumed)
+    b.seen.clear()
+    qb = approval(b.until("item/commandExecution/requestApproval"))
+    if qb["params"] != qa["params"]:
+        fail("the replayed copy differs: %r / %r" % (qa["params"], qb["params"]))
+    who, q = (a, qa) if answerer == "A" else (b, qb)
+    who.text({"id": q["id"], "result": {"decision": "accept"}})
+    a.until("turn/completed")
+    b.until("turn/completed")
+    for c, q in ((a, qa), (b, qb)):
+        res = [m["params"] for m in c.seen if m.get("method") == "serverRequest/resolved"]
+        if res != [{"threadId": tid, "requestId": q["id"]}]:
+            fail("%s: serverRequest/resolved %r for its request %r" % (c.name, res, q["id"]))
+        if completed(c.seen)["status"] != "completed":
+            fail("%s: turn %r" % (c.name, completed(c.seen)))
+    if len([m for m in b.seen if m.get("method") == "item/commandExecution/requestApproval"]) != 1:
+        fail("B got the request more than once")
+    if not os.path.exists(os.path.join(ARGS.workspace, "a.txt")):
+        fail("the approved command did not run")
+
+
+def case_resume_pending():
+    """B resumes while A's approval waits, and B answers it"""
+    resume_pending("B")
+
+
+def case_resume_pending_starter():
+    """B resumes while A's approval waits, and A (who got it first) answers it"""
+    resume_pending("A")
+
+
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
 
 
