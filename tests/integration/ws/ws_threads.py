@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""Threads shared between WebSocket connections (issue 27), for test_ws.c: two clients on one
+"""Threads shared between WebSocket connections (issue 27), for test_ws_threads.c: two clients on one
 thread against the mock model, checked as upstream 0.169 behaves (recorded in
 docs/transports.md): every subscriber sees every event of the thread, each gets the approval
 (under its own connection's id) and either may answer it, and the turn survives the
-disconnect of any subscriber, the one that started it included.
+disconnect of any subscriber, the one that started it included; and the daemon's exit while a
+turn's sandboxed command runs.
 
-usage: ws_threads.py CASE --addr ws://127.0.0.1:PORT --workspace DIR
+usage: ws_threads.py CASE --addr ws://127.0.0.1:PORT --workspace DIR [--sandbox MODE] [--pid PID]
 Exit 0 when the case holds; otherwise a message on stderr and exit 1.
 """
 import argparse
 import os
+import signal
 import socket
+import struct
 import sys
 import time
 import types
@@ -215,6 +218,38 @@ def case_resume_pending_starter():
     resume_pending("A")
 
 
+def case_sigterm():
+    """A's turn runs a command in its sandbox (--sandbox) when the daemon (--pid) gets SIGTERM:
+    the connection is closed with 1001 (test_ws_threads.c then checks the daemon's exit, the
+    workspace and the processes)"""
+    a = Client("A")
+    a.init()
+    tid = a.call("thread/start", {"cwd": ARGS.workspace, "approvalPolicy": "never",
+                                  "sandbox": ARGS.sandbox})["thread"]["id"]
+    a.call("turn/start", {"threadId": tid, "input": text("sleep")})
+    while True:
+        m = a.message()
+        if m.get("method") == "item/started" and m["params"]["item"]["type"] == "commandExecution":
+            break
+    # the sandbox is up once its placeholder for the workspace's .git is on the host
+    deadline = time.monotonic() + 10
+    while not os.path.lexists(os.path.join(ARGS.workspace, ".git")):
+        if time.monotonic() > deadline:
+            fail("no placeholder for .git in the workspace while the command runs")
+        time.sleep(0.02)
+    time.sleep(0.2)
+    print("sigterm_at %.6f" % time.monotonic(), flush=True)  # CLOCK_MONOTONIC, as the test's
+    os.kill(ARGS.pid, signal.SIGTERM)
+    while True:  # the server's close frame, answered as a client does
+        fin, op, p = a.frame()
+        if op == 8:
+            break
+    if p[:2] != struct.pack(">H", 1001):
+        fail("close %r, expected 1001" % p)
+    a.send(8, struct.pack(">H", 1000))
+    a.expect_eof()
+
+
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
 
 
@@ -224,6 +259,8 @@ def main():
     ap.add_argument("case", choices=sorted(CASES))
     ap.add_argument("--addr", required=True)
     ap.add_argument("--workspace", required=True)
+    ap.add_argument("--sandbox", default="danger-full-access")
+    ap.add_argument("--pid", type=int, default=0)
     ARGS = ap.parse_args()
     ws_check.ARGS = types.SimpleNamespace(addr=ARGS.addr, proxy=None, token=None)
     try:
