@@ -50,20 +50,17 @@ left_children(pid_t keep)
 		if (end == t)
 			break;
 		if (pid > 0 && pid != keep) {
-			char cmd[256] = "", *cp = xasprintf("/proc/%d/stat", (int)pid);
-			FILE *g = fopen(cp, "re");
+			char stat[256] = "", *sp = xasprintf("/proc/%d/stat", (int)pid);
+			FILE *g = fopen(sp, "re");
 			size_t k = 0;
 
-			if (g != NULL) {
-				k = fread(cmd, 1, sizeof cmd - 1, g);
+			if (g != NULL) { /* its name and state: a zombie has no command line */
+				k = fread(stat, 1, sizeof stat - 1, g);
 				fclose(g);
 			}
-			for (size_t i = 0; i < k; i++)
-				cmd[i] = cmd[i] == '\0' ? ' ' : cmd[i];
-			cmd[k] = '\0';
-			print_message(
-				"left running after the daemon's exit: %d %s\n", (int)pid, cmd);
-			free(cp);
+			stat[k] = '\0';
+			print_message("left running after the daemon's exit: %s\n", stat);
+			free(sp);
 			left++;
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
