@@ -312,22 +312,21 @@ daemon_orphans_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
  * their inits, which remove their placeholders from the workspace: the loop runs on for them,
  * within the grace period, so that nothing of theirs stays on the host once we are gone.
  */
-static void
-daemon_wait_orphans(struct daemon *d)
+void
+daemon_wait_orphans(struct ev_loop *loop, double grace)
 {
 	ev_timer t;
 	ev_tstamp end;
 
 	if (!exec_orphans_live() && !hooks_detached_live()) /* SessionEnd hooks too */
 		return;
-	ev_check_stop(d->loop, &d->check); /* it asks the rpc layer, which is gone */
-	ev_now_update(d->loop);
-	end = ev_now(d->loop) + d->grace;
-	ev_timer_init(&t, daemon_orphans_timer_cb, d->grace, 0.);
-	ev_timer_start(d->loop, &t);
-	while ((exec_orphans_live() || hooks_detached_live()) && ev_now(d->loop) < end)
-		ev_run(d->loop, EVRUN_ONCE);
-	ev_timer_stop(d->loop, &t);
+	ev_now_update(loop);
+	end = ev_now(loop) + grace;
+	ev_timer_init(&t, daemon_orphans_timer_cb, grace, 0.);
+	ev_timer_start(loop, &t);
+	while ((exec_orphans_live() || hooks_detached_live()) && ev_now(loop) < end)
+		ev_run(loop, EVRUN_ONCE);
+	ev_timer_stop(loop, &t);
 }
 
 /* Serve JSON-RPC on stdin/stdout until EOF or a signal; returns the exit status. */
@@ -392,7 +391,8 @@ daemon_run(const struct daemon_opts *opts)
 	d.session = NULL;
 	rpc_free(d.rpc);
 	d.rpc = NULL;
-	daemon_wait_orphans(&d);
+	ev_check_stop(d.loop, &d.check); /* it asks the rpc layer, which is gone */
+	daemon_wait_orphans(d.loop, d.grace);
 	if (outq_flush_wait(d.q, DAEMON_FLUSH_IDLE_MS) != 0 && !outq_broken(d.q))
 		log_warn("the client stopped reading: exiting without the last output");
 	status = 0;

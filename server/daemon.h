@@ -23,4 +23,11 @@ int daemon_run(const struct daemon_opts *opts);
 struct ev_loop;
 int daemon_ws_run(struct ev_loop *loop, const struct daemon_opts *opts);
 
+/*
+ * At exit, once every connection and thread is freed: run the loop (within grace seconds)
+ * while freed sandboxes finish their teardown (their inits remove the placeholders they made
+ * in workspaces) and detached SessionEnd hooks run (daemon.c).
+ */
+void daemon_wait_orphans(struct ev_loop *loop, double grace);
+
 #endif

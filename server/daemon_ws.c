@@ -302,6 +302,8 @@ daemon_ws_run(struct ev_loop *loop, const struct daemon_opts *opts)
 	ws_conn_reap_unopened();
 	thread_api_shutdown(NULL);
 	turn_api_shutdown();
+	/* as on stdio: the sandboxes freed above tear down before we go (their placeholders) */
+	daemon_wait_orphans(loop, d.grace);
 	status = 0;
 out:
 	for (size_t i = 0; i < nitems(sigs); i++) {

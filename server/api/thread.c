@@ -545,6 +545,8 @@ thread_resume_read_cb(
 	json_object_del(rest, "thread");
 	thread_resume_collab(t, rest);
 	thread_api_reply_thread(x->req, thread, turns, turns_len, rest);
+	/* after the answer, as upstream: the requests the turn still waits on */
+	subs_replay(x->id, x->s);
 	free(x);
 	/* a long answer's buffers are freed by now: give their pages back */
 	if (turns_len >= THREAD_TRIM_BYTES)

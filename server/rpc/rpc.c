@@ -295,6 +295,39 @@ rpc_notify(struct rpc *r, const char *method, json_t *params)
 	json_decref(msg);
 }
 
+char *
+rpc_notify_text(const char *method, json_t *params, size_t *len)
+{
+	json_t *msg = json_pack("{s:s}", "method", method);
+	char *text, *line;
+	size_t n;
+
+	if (params != NULL)
+		json_object_set_new(msg, "params", params);
+	json_object_set_new(msg, "emittedAtMs", json_integer(rpc_now_ms()));
+	text = json_dumps(msg, JSON_COMPACT);
+	json_decref(msg);
+	if (text == NULL) {
+		*len = 0;
+		return NULL;
+	}
+	n = strlen(text);
+	line = xrealloc(text, n + 2);
+	line[n] = '\n';
+	line[n + 1] = '\0';
+	*len = n + 1;
+	return line;
+}
+
+void
+rpc_notify_line(struct rpc *r, const char *method, const char *line, size_t len)
+{
+	if (line == NULL || len == 0 || !rpc_notify_wanted(r, method))
+		return;
+	memcpy(outq_reserve(r->q, len), line, len);
+	outq_commit(r->q, len);
+}
+
 size_t
 rpc_inflight(const struct rpc *r)
 {

@@ -71,6 +71,13 @@ void rpc_reply_errorf(struct rpc_req *req, int code, const char *fmt, ...)
 
 /* Send a notification (params stolen, may be NULL) unless the client opted out of it. */
 void rpc_notify(struct rpc *r, const char *method, json_t *params);
+/*
+ * A notification's whole line (JSON text and its '\n', as rpc_notify_text made it), written as
+ * it is unless the client opted out of method: one serialization for many connections.
+ */
+void rpc_notify_line(struct rpc *r, const char *method, const char *line, size_t len);
+/* The line rpc_notify would write (params stolen, may be NULL), for rpc_notify_line (heap). */
+char *rpc_notify_text(const char *method, json_t *params, size_t *len);
 /* True unless the client opted out of this notification method. */
 int rpc_notify_wanted(const struct rpc *r, const char *method);
 /* Milliseconds since the epoch, for emittedAtMs. */

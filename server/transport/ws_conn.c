@@ -34,6 +34,7 @@
 #define WS_WSLAY_BOUND	 (1024 * 1024) /* bytes of messages handed to wslay, unsent */
 #define WS_CLOSE_WAIT	 5.0	       /* seconds the peer has to answer our close frame */
 #define WS_READ_CHUNK	 16384
+#define WS_GATHER	 (64 * 1024) /* frames gathered for one send(2) */
 
 enum ws_state { WS_HANDSHAKE, WS_OPEN, WS_DEAD };
 
@@ -55,6 +56,7 @@ struct ws_conn {
 	struct ws_http *http;
 	struct buf pre;	  /* bytes read past the upgrade request: the first frames */
 	struct buf carry; /* a line the outq handed over in pieces */
+	struct buf out;	  /* frames wslay handed over, not written yet (ws_conn_send_cb) */
 	wslay_event_context_ptr ws;
 	struct outq *q;
 };
@@ -101,6 +103,7 @@ ws_conn_new(struct ev_loop *loop, int fd, const struct ws_conn_limits *lim,
 	c->http = ws_http_new(WS_HANDSHAKE_MAX);
 	buf_init(&c->pre, WS_HANDSHAKE_MAX);
 	buf_init(&c->carry, lim->max_message + 1);
+	buf_init(&c->out, WS_GATHER);
 	ev_io_init(&c->io, ws_conn_io_cb, fd, EV_READ);
 	ev_io_start(loop, &c->io);
 	ev_timer_init(&c->timer, ws_conn_timer_cb, lim->handshake_timeout, 0.);
@@ -128,6 +131,7 @@ ws_conn_free(struct ws_conn *c)
 	ws_http_free(c->http);
 	buf_free(&c->pre);
 	buf_free(&c->carry);
+	buf_free(&c->out);
 	free(c);
 }
 
@@ -216,20 +220,60 @@ ws_conn_recv_cb(wslay_event_context_ptr ctx, uint8_t *p, size_t len, int flags, 
 	return -1;
 }
 
+/* Write the gathered frames, as far as the socket takes them; 0, or -1 on an error. */
+static int
+ws_conn_flush_out(struct ws_conn *c)
+{
+	while (c->out.len > 0) {
+		ssize_t n = send(c->fd, c->out.ptr, c->out.len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN ? 0 : -1;
+		buf_consume(&c->out, (size_t)n);
+	}
+	return 0;
+}
+
+/*
+ * wslay hands over each frame's bytes on their own: gathered here (WS_GATHER at most) and
+ * written by ws_conn_update in one send(2), since a send per frame was a sixth of bench_ws's
+ * CPU with many small notifications. Full and the socket full too: wslay waits (WOULDBLOCK).
+ */
 static ssize_t
 ws_conn_send_cb(wslay_event_context_ptr ctx, const uint8_t *p, size_t len, int flags, void *arg)
 {
 	struct ws_conn *c = arg;
 	ssize_t n;
 
-	do
-		n = send(c->fd, p, len, MSG_NOSIGNAL | (flags & WSLAY_MSG_MORE ? MSG_MORE : 0));
-	while (n < 0 && errno == EINTR);
-	if (n >= 0)
-		return n;
-	wslay_event_set_error(
-		ctx, errno == EAGAIN ? WSLAY_ERR_WOULDBLOCK : WSLAY_ERR_CALLBACK_FAILURE);
-	return -1;
+	(void)flags;
+	if (c->out.len + len > WS_GATHER) {
+		if (ws_conn_flush_out(c) != 0) {
+			wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+			return -1;
+		}
+		if (c->out.len > 0) {
+			wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+			return -1;
+		}
+		if (len > WS_GATHER) { /* a large frame goes straight out */
+			do
+				n = send(c->fd, p, len, MSG_NOSIGNAL);
+			while (n < 0 && errno == EINTR);
+			if (n >= 0)
+				return n;
+			wslay_event_set_error(ctx,
+				errno == EAGAIN ? WSLAY_ERR_WOULDBLOCK
+						: WSLAY_ERR_CALLBACK_FAILURE);
+			return -1;
+		}
+	}
+	if (buf_add(&c->out, p, len) != 0) {
+		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+		return -1;
+	}
+	return (ssize_t)len;
 }
 
 /* One whole message: text is the owner's; binary is not the protocol (logged, dropped). */
@@ -340,15 +384,16 @@ ws_conn_update(struct ws_conn *c)
 
 	if (c->state != WS_OPEN)
 		return;
-	if (wslay_event_want_write(c->ws) && wslay_event_send(c->ws) != 0) {
+	if ((wslay_event_want_write(c->ws) && wslay_event_send(c->ws) != 0) ||
+		ws_conn_flush_out(c) != 0) {
 		ws_conn_die(c, "write error");
 		return;
 	}
 	if (wslay_event_want_read(c->ws) && !c->paused)
 		ev |= EV_READ;
-	if (wslay_event_want_write(c->ws))
+	if (wslay_event_want_write(c->ws) || c->out.len > 0)
 		ev |= EV_WRITE;
-	if (!wslay_event_want_read(c->ws) && !wslay_event_want_write(c->ws)) {
+	if (!wslay_event_want_read(c->ws) && !wslay_event_want_write(c->ws) && c->out.len == 0) {
 		ws_conn_die(c, "closed");
 		return;
 	}
@@ -473,8 +518,10 @@ ws_conn_io_cb(struct ev_loop *loop, ev_io *w, int revents)
 		return;
 	if ((revents & EV_READ) && (r = wslay_event_recv(c->ws)) != 0) {
 		/* A frame wslay's framing refused: the close it queued goes out, best effort. */
-		if (!c->eof && wslay_event_want_write(c->ws))
+		if (!c->eof && wslay_event_want_write(c->ws)) {
 			(void)wslay_event_send(c->ws);
+			(void)ws_conn_flush_out(c);
+		}
 		log_debug("ws %s: wslay_event_recv: %d", c->name, r);
 		ws_conn_die(c, c->eof ? "connection closed by the client" : "protocol error");
 		return;

@@ -24,183 +24,10 @@
 
 #include "protocol/xmalloc.h"
 #include "tests/helpers/skip_note.h"
-#include "turn_util.h"
+#include "ws_util.h"
 
-#define WS_CHECK   "tests/integration/ws/ws_check.py"
-#define WS_NODE	   "tests/integration/ws/ws_node.mjs"
-#define WS_THREADS "tests/integration/ws/ws_threads.py"
-
-struct wsd {
-	pid_t pid;
-	char dir[64];
-	char *err, *out;
-	char url[256];
-	const char *token; /* the bearer token clients send (--ws-auth) */
-	char *config;	   /* CODEX_HOME/config.toml written before the start, or NULL */
-};
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static char *
-slurp(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	char *s = xcalloc(1, 1 << 20);
-	size_t n = 0;
-
-	if (f != NULL) {
-		n = fread(s, 1, (1 << 20) - 1, f);
-		fclose(f);
-	}
-	s[n] = '\0';
-	return s;
-}
-
-/* Run argv with stdin /dev/null, stdout and stderr into files; the child's pid. */
-static pid_t
-spawn(char *const argv[], const char *out, const char *err, char *const env[])
-{
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int in = open("/dev/null", O_RDONLY);
-		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		dup2(in, 0);
-		dup2(o, 1);
-		dup2(e, 2);
-		for (int i = 0; env != NULL && env[i] != NULL; i++)
-			putenv(env[i]);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-/* Wait for pid up to secs; its status, or -1 (then it is killed). */
-static int
-wait_for(pid_t pid, double secs)
-{
-	double end = now_s() + secs;
-	int st;
-
-	while (now_s() < end) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return st;
-		usleep(20000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-	return -1;
-}
-
-static const char *
-bin(void)
-{
-	const char *b = getenv("APP_SERVER_BIN");
-
-	return b != NULL ? b : "build/app-server";
-}
-
-/* Start a daemon listening on url (port 0: any), with extra env; wait for its banner. */
-static void
-wsd_start(struct wsd *d, const char *url, const char *extra_arg, char *const env[])
-{
-	char *home, *argv[16];
-	char *text, *p;
-	int n = 0;
-	double end;
-
-	snprintf(d->dir, sizeof d->dir, "/tmp/test_ws.XXXXXX");
-	assert_non_null(mkdtemp(d->dir));
-	d->err = xasprintf("%s/stderr", d->dir);
-	d->out = xasprintf("%s/stdout", d->dir);
-	home = xasprintf("CODEX_HOME=%s/home", d->dir);
-	putenv(home); /* leaked on purpose: putenv keeps it */
-	if (d->config != NULL) {
-		char *path = xasprintf("%s/home", d->dir);
-		FILE *f;
-
-		assert_int_equal(mkdir(path, 0700), 0);
-		free(path);
-		path = xasprintf("%s/home/config.toml", d->dir);
-		assert_non_null(f = fopen(path, "we"));
-		fputs(d->config, f);
-		fclose(f);
-		free(path);
-	}
-	argv[n++] = (char *)bin();
-	argv[n++] = "--listen";
-	argv[n++] = (char *)url;
-	if (extra_arg != NULL && strncmp(extra_arg, "--", 2) == 0) {
-		/* "--ws-auth ... FILE": the auth options, space-separated */
-		static char buf[512];
-		char *t = buf;
-
-		snprintf(buf, sizeof buf, "%s", extra_arg);
-		while (t != NULL && n < 14) {
-			argv[n++] = t;
-			if ((t = strchr(t, ' ')) != NULL)
-				*t++ = '\0';
-		}
-	} else if (extra_arg != NULL) {
-		argv[n++] = "--max-line-bytes";
-		argv[n++] = (char *)extra_arg;
-	}
-	argv[n] = NULL;
-	d->pid = spawn(argv, d->out, d->err, env);
-	for (end = now_s() + 10; now_s() < end; usleep(20000)) {
-		text = slurp(d->err);
-		if ((p = strstr(text, "listening on: ")) != NULL && strchr(p, '\n') != NULL) {
-			p += 14;
-			snprintf(d->url, sizeof d->url, "%.*s", (int)(strchr(p, '\n') - p), p);
-			free(text);
-			return;
-		}
-		free(text);
-		if (waitpid(d->pid, NULL, WNOHANG) == d->pid)
-			break;
-	}
-	text = slurp(d->err);
-	fail_msg("the daemon did not start listening: %s", text);
-}
-
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-/* SIGTERM: exit 0, nothing on stdout. */
-static void
-wsd_stop(struct wsd *d)
-{
-	char *out;
-	int st;
-
-	kill(d->pid, SIGTERM);
-	st = wait_for(d->pid, 15);
-	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		char *err = slurp(d->err);
-
-		fail_msg("the daemon did not exit 0 on SIGTERM (status %d): %s", st, err);
-	}
-	out = slurp(d->out);
-	assert_string_equal(out, "");
-	free(out);
-	nftw(d->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	free(d->err);
-	free(d->out);
-}
+#define WS_CHECK "tests/integration/ws/ws_check.py"
+#define WS_NODE	 "tests/integration/ws/ws_node.mjs"
 
 /*
  * Run ws_check.py's case against d (through `app-server proxy` when proxy); fails the test with
@@ -213,19 +40,19 @@ check_via(struct wsd *d, const char *name, const char *file, int proxy)
 		      *e = xasprintf("%s/check.err", d->dir);
 	char *argv[] = {"python3", WS_CHECK, (char *)name, "--addr", d->url, "--pid", pid, "--log",
 		d->err, "--file", (char *)(file != NULL ? file : "/dev/null"), "--token",
-		(char *)(d->token != NULL ? d->token : ""), proxy ? "--proxy" : NULL, (char *)bin(),
-		NULL};
+		(char *)(d->token != NULL ? d->token : ""), proxy ? "--proxy" : NULL,
+		(char *)wst_bin(), NULL};
 	int st;
 
 	snprintf(pid, sizeof pid, "%d", (int)d->pid);
-	st = wait_for(spawn(argv, o, e, NULL), 180);
+	st = wst_wait(wst_spawn(argv, o, e, NULL), 180);
 	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		char *t = slurp(e), *log = slurp(d->err);
+		char *t = wst_slurp(e), *log = wst_slurp(d->err);
 
 		fail_msg("%s: status %d: %s\ndaemon: %s", name, st, t, log);
 	}
 	/* figures the case measured go to the test's output */
-	char *t = slurp(o);
+	char *t = wst_slurp(o);
 	fputs(t, stderr);
 	free(t);
 	free(o);
@@ -242,15 +69,15 @@ check(struct wsd *d, const char *name, const char *file)
 static int
 run_cli(const char *a1, const char *a2, const char *a3, char **err)
 {
-	char *argv[] = {(char *)bin(), (char *)a1, (char *)a2, (char *)a3, NULL};
+	char *argv[] = {(char *)wst_bin(), (char *)a1, (char *)a2, (char *)a3, NULL};
 	char dir[] = "/tmp/test_ws_cli.XXXXXX", *o, *e;
 	int st;
 
 	assert_non_null(mkdtemp(dir));
 	o = xasprintf("%s/o", dir);
 	e = xasprintf("%s/e", dir);
-	st = wait_for(spawn(argv, o, e, NULL), 10);
-	*err = slurp(e);
+	st = wst_wait(wst_spawn(argv, o, e, NULL), 10);
+	*err = wst_slurp(e);
 	unlink(o);
 	unlink(e);
 	rmdir(dir);
@@ -290,9 +117,9 @@ test_http_probes(void **state)
 {
 	struct wsd d = {0};
 
-	wsd_start(&d, "ws://127.0.0.1:0", NULL, NULL);
+	wst_start(&d, "ws://127.0.0.1:0", NULL, NULL);
 	check(&d, "http", NULL);
-	wsd_stop(&d);
+	wst_stop(&d);
 }
 
 static void
@@ -300,11 +127,11 @@ test_frames(void **state)
 {
 	struct wsd d = {0};
 
-	wsd_start(&d, "ws://127.0.0.1:0", NULL, NULL);
+	wst_start(&d, "ws://127.0.0.1:0", NULL, NULL);
 	check(&d, "basic", NULL);
 	check(&d, "protocol", NULL);
 	check(&d, "exec_kill", NULL);
-	wsd_stop(&d);
+	wst_stop(&d);
 }
 
 /*
@@ -318,9 +145,9 @@ test_exec_kill_without_cgroups(void **state)
 	struct wsd d = {0};
 	char *env[] = {"APP_SERVER_NO_CGROUPS=1", NULL};
 
-	wsd_start(&d, "ws://127.0.0.1:0", NULL, env);
+	wst_start(&d, "ws://127.0.0.1:0", NULL, env);
 	check(&d, "exec_kill", NULL);
-	wsd_stop(&d);
+	wst_stop(&d);
 }
 
 static void
@@ -328,9 +155,9 @@ test_huge_frames(void **state)
 {
 	struct wsd d = {0};
 
-	wsd_start(&d, "ws://127.0.0.1:0", "1M", NULL);
+	wst_start(&d, "ws://127.0.0.1:0", "1M", NULL);
 	check(&d, "huge", NULL);
-	wsd_stop(&d);
+	wst_stop(&d);
 }
 
 static void
@@ -339,9 +166,9 @@ test_slowloris(void **state)
 	static char *env[] = {"APP_SERVER_WS_HANDSHAKE_SECS=1", NULL};
 	struct wsd d = {0};
 
-	wsd_start(&d, "ws://127.0.0.1:0", NULL, env);
+	wst_start(&d, "ws://127.0.0.1:0", NULL, env);
 	check(&d, "slowloris", NULL);
-	wsd_stop(&d);
+	wst_stop(&d);
 }
 
 static void
@@ -352,19 +179,19 @@ test_client_never_reads(void **state)
 	char *file, *log;
 	FILE *f;
 
-	wsd_start(&d, "ws://127.0.0.1:0", NULL, env);
+	wst_start(&d, "ws://127.0.0.1:0", NULL, env);
 	file = xasprintf("%s/1m", d.dir);
 	assert_non_null(f = fopen(file, "we"));
 	for (int i = 0; i < 1 << 20; i++)
 		fputc('a' + i % 26, f);
 	fclose(f);
 	check(&d, "noread", file);
-	log = slurp(d.err);
+	log = wst_slurp(d.err);
 	assert_non_null(strstr(log,
 		"more than 4194304 bytes of output queued for a client that "
 		"does not read"));
 	free(log);
-	wsd_stop(&d);
+	wst_stop(&d);
 	free(file);
 }
 
@@ -373,10 +200,10 @@ test_churn_no_fd_growth(void **state)
 {
 	struct wsd d = {0};
 
-	wsd_start(&d, "ws://127.0.0.1:0", NULL, NULL);
+	wst_start(&d, "ws://127.0.0.1:0", NULL, NULL);
 	check(&d, "churn", NULL);
 	check(&d, "idle_rss", NULL);
-	wsd_stop(&d);
+	wst_stop(&d);
 }
 
 /* unix://: 0600 in a 0700 directory, a live socket refused, a stale one replaced. */
@@ -394,7 +221,7 @@ test_unix_socket(void **state)
 	dir = xasprintf("%s/run", top);
 	sock = xasprintf("%s/app.sock", dir);
 	url = xasprintf("unix://%s", sock);
-	wsd_start(&d, url, NULL, NULL);
+	wst_start(&d, url, NULL, NULL);
 	assert_int_equal(stat(dir, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0700);
 	assert_int_equal(lstat(sock, &st), 0);
@@ -411,15 +238,15 @@ test_unix_socket(void **state)
 	kill(d.pid, SIGKILL);
 	waitpid(d.pid, &status, 0);
 	assert_int_equal(lstat(sock, &st), 0);
-	wsd_start(&d2, url, NULL, NULL);
+	wst_start(&d2, url, NULL, NULL);
 	check(&d2, "basic", NULL);
 	/* `app-server proxy --sock PATH`: stdio bytes to the socket, WebSocket spoken through it */
 	check_via(&d2, "basic", NULL, 1);
 	check_via(&d2, "protocol", NULL, 1);
-	wsd_stop(&d2);
+	wst_stop(&d2);
 	assert_int_equal(lstat(sock, &st), -1); /* removed at exit */
-	nftw(d.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	nftw(top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	nftw(d.dir, wst_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	nftw(top, wst_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(d.err);
 	free(d.out);
 	free(url);
@@ -433,10 +260,10 @@ test_default_control_socket(void **state)
 {
 	struct wsd d = {0};
 	char *want, *home, *o, *e, *text;
-	char *argv[] = {(char *)bin(), "proxy", NULL};
+	char *argv[] = {(char *)wst_bin(), "proxy", NULL};
 	int st;
 
-	wsd_start(&d, "unix://", NULL, NULL);
+	wst_start(&d, "unix://", NULL, NULL);
 	want = xasprintf("unix://%s/home/app-server-control/app-server-control.sock", d.dir);
 	assert_string_equal(d.url, want);
 	check_via(&d, "basic", NULL, 1);
@@ -447,13 +274,13 @@ test_default_control_socket(void **state)
 	{
 		char *env[] = {home, NULL};
 
-		st = wait_for(spawn(argv, o, e, env), 10);
+		st = wst_wait(wst_spawn(argv, o, e, env), 10);
 	}
-	text = slurp(e);
+	text = wst_slurp(e);
 	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		fail_msg("proxy: status %d: %s", st, text);
 	free(text);
-	wsd_stop(&d);
+	wst_stop(&d);
 	free(want);
 	free(home);
 	free(o);
@@ -472,8 +299,8 @@ test_capability_token(void **state)
 	assert_int_equal(write(fd, "  tok-3f9a7c\n", 13), 13);
 	close(fd);
 	args = xasprintf("--ws-auth capability-token --ws-token-file %s", tokfile);
-	wsd_start(&d, "ws://0.0.0.0:0", args, NULL);
-	log = slurp(d.err);
+	wst_start(&d, "ws://0.0.0.0:0", args, NULL);
+	log = wst_slurp(d.err);
 	assert_non_null(
 		strstr(log, "note: websocket auth is required for non-localhost listeners"));
 	free(log);
@@ -487,92 +314,15 @@ test_capability_token(void **state)
 	d.token = "tok-3f9a7c";
 	check(&d, "auth", NULL);
 	check(&d, "basic", NULL);
-	log = slurp(d.err);
+	log = wst_slurp(d.err);
 	assert_null(strstr(log, "tok-3f9a7c")); /* never logged */
 	free(log);
-	wsd_stop(&d);
+	wst_stop(&d);
 	unlink(tokfile);
 	free(args);
 }
 
 /* RFC 6455 from an independent implementation: node's WebSocket (undici). */
-/*
- * Two clients on one thread (issue 27): ws_threads.py's case against a daemon whose model is
- * the mock playing script (` for ").
- */
-static void
-shared_thread(const char *name, const char *script)
-{
-	struct mm m;
-	struct wsd d = {0};
-	char *s = tt_script(script), *ws, *o, *e, home_dir[] = "/tmp/test_ws_home.XXXXXX";
-	char *home_env[2] = {NULL, NULL};
-	int st;
-
-	mm_start(&m, s);
-	free(s);
-	d.config = xasprintf("model = \"mock-model\"\nmodel_provider = \"mock\"\n"
-			     "[model_providers.mock]\nname = \"mock\"\n"
-			     "base_url = \"http://127.0.0.1:%d/v1\"\nwire_api = \"responses\"\n"
-			     "request_max_retries = 0\nstream_max_retries = 0\n",
-		m.port);
-	/* a HOME of its own, as the harness gives: the machine's login profile stays out */
-	assert_non_null(mkdtemp(home_dir));
-	home_env[0] = xasprintf("HOME=%s", home_dir);
-	wsd_start(&d, "ws://127.0.0.1:0", NULL, home_env);
-	ws = xasprintf("%s/work", d.dir);
-	assert_int_equal(mkdir(ws, 0700), 0);
-	o = xasprintf("%s/threads.out", d.dir);
-	e = xasprintf("%s/threads.err", d.dir);
-	char *argv[] = {
-		"python3", WS_THREADS, (char *)name, "--addr", d.url, "--workspace", ws, NULL};
-	st = wait_for(spawn(argv, o, e, NULL), 60);
-	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		char *t = slurp(e), *log = slurp(d.err);
-
-		fail_msg("%s: status %d: %s\ndaemon: %s", name, st, t, log);
-	}
-	free(o);
-	free(e);
-	free(ws);
-	wsd_stop(&d);
-	free(d.config);
-	mm_stop(&m);
-	nftw(home_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	free(home_env[0]);
-}
-
-#define FIRST                                                                                      \
-	"{`events`:[{`ev`:`created`},{`ev`:`message`,`id`:`m0`,`text`:`first`},{`ev`:`completed`}]}"
-#define CALL_TOUCH                                                                                 \
-	"{`events`:[{`ev`:`created`},{`ev`:`function_call`,`call_id`:`c1`,`name`:`exec_command`,"  \
-	"`arguments`:{`cmd`:`touch a.txt && echo hi`}},{`ev`:`completed`}]}"
-#define DONE                                                                                       \
-	"{`events`:[{`ev`:`created`},{`ev`:`message`,`id`:`m1`,`text`:`done`},{`ev`:`completed`}]}"
-
-/* Both clients see every event; the approval reaches both and the other one answers it. */
-static void
-test_shared_thread_events(void **state)
-{
-	shared_thread("share", "[" FIRST "," CALL_TOUCH "," DONE "]");
-}
-
-/* A subscriber that did not start the turn goes mid-turn: the turn completes for the other. */
-static void
-test_shared_thread_drop_other(void **state)
-{
-	shared_thread("drop_other",
-		"[" FIRST ",{`events`:[{`ev`:`created`},{`ev`:`message`,`id`:`m1`,`text`:`slow "
-		"answer`,`delay_ms`:1500},{`ev`:`completed`}]}]");
-}
-
-/* The one that started the turn goes while its approval waits: the other answers it. */
-static void
-test_shared_thread_drop_starter(void **state)
-{
-	shared_thread("drop_starter", "[" FIRST "," CALL_TOUCH "," DONE "]");
-}
-
 static void
 test_node_client(void **state)
 {
@@ -583,20 +333,20 @@ test_node_client(void **state)
 	char *o, *e;
 	int st;
 
-	st = wait_for(spawn(probe, "/dev/null", "/dev/null", NULL), 20);
+	st = wst_wait(wst_spawn(probe, "/dev/null", "/dev/null", NULL), 20);
 	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		skip_test("node with a built-in WebSocket (node >= 20.10) is not installed");
-	wsd_start(&d, "ws://127.0.0.1:0", NULL, NULL);
+	wst_start(&d, "ws://127.0.0.1:0", NULL, NULL);
 	o = xasprintf("%s/node.out", d.dir);
 	e = xasprintf("%s/node.err", d.dir);
 	argv[3] = d.url;
-	st = wait_for(spawn(argv, o, e, NULL), 60);
+	st = wst_wait(wst_spawn(argv, o, e, NULL), 60);
 	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		char *t = slurp(e), *u = slurp(o);
+		char *t = wst_slurp(e), *u = wst_slurp(o);
 
 		fail_msg("node client: status %d: %s%s", st, u, t);
 	}
-	wsd_stop(&d);
+	wst_stop(&d);
 	free(o);
 	free(e);
 }
@@ -617,9 +367,6 @@ main(void)
 		cmocka_unit_test(test_default_control_socket),
 		cmocka_unit_test(test_capability_token),
 		cmocka_unit_test(test_node_client),
-		cmocka_unit_test(test_shared_thread_events),
-		cmocka_unit_test(test_shared_thread_drop_other),
-		cmocka_unit_test(test_shared_thread_drop_starter),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

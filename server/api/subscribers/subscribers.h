@@ -49,6 +49,12 @@ void subs_notify(const char *thread_id, const char *method, json_t *params);
  */
 struct subs_call *subs_call(const char *thread_id, struct session *fallback, const char *method,
 	json_t *params, rpc_call_cb cb, void *arg);
+/*
+ * s subscribed to the thread (thread/resume answered): it gets a copy of each of the thread's
+ * requests still waiting that it has none of, under its own id, as upstream 0.169 replays them
+ * to a connection that attaches. Its answer counts as any other copy's.
+ */
+void subs_replay(const char *thread_id, struct session *s);
 /* Withdraw the copies still pending; cb runs now (cancelled) if it has not run. */
 void subs_call_cancel(struct subs_call *c);
 /* serverRequest/resolved {threadId, requestId} to each connection that got a copy and is

@@ -217,12 +217,45 @@ test_close_cancels_and_answers(void **state)
 	}
 }
 
+/*
+ * A notification serialized once for many connections (rpc_notify_text, rpc_notify_line): the
+ * bytes rpc_notify writes (emittedAtMs aside), and a connection that opted out gets nothing.
+ */
+static void
+test_notify_line(void **state)
+{
+	struct fake *f = *state;
+	char *line, *want, *p;
+	json_t *optouts;
+	size_t len;
+
+	line = rpc_notify_text("thread/started", json_pack("{s:s}", "threadId", "t1"), &len);
+	assert_non_null(line);
+	assert_int_equal(strlen(line), len);
+	rpc_notify_line(f->r, "thread/started", line, len);
+	assert_string_equal(drain(f), line);
+	rpc_notify(f->r, "thread/started", json_pack("{s:s}", "threadId", "t1"));
+	want = xstrdup(drain(f));
+	/* the same up to emittedAtMs, a clock reading */
+	assert_non_null(p = strstr(want, "\"emittedAtMs\":"));
+	assert_int_equal(strncmp(want, line, (size_t)(p - want)), 0);
+	assert_string_equal(strrchr(line, '\n'), "\n");
+	optouts = json_pack("[s]", "thread/started");
+	rpc_set_initialized(f->r, 0, optouts);
+	json_decref(optouts);
+	rpc_notify_line(f->r, "thread/started", line, len);
+	assert_string_equal(drain(f), "");
+	free(want);
+	free(line);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_ids_and_results, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_cancels_and_answers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_notify_line, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
