@@ -10,6 +10,13 @@
  * reauthentication") removes the entry, so mcpServerStatus/list says the server needs a
  * login again, unless a login stored other tokens meanwhile. Other failures keep the tokens.
  * Nothing secret reaches an error.
+ *
+ * One refresh per stored entry at a time in the whole daemon (a flight): every connection's
+ * and thread's refresh of the same server joins it and gets its answer. Two refreshes with
+ * one refresh token would fail where the provider rotates them (the second one's token is
+ * already spent), and that `invalid_grant` would throw the new tokens away. A flight whose
+ * request went out runs to its end even when everyone waiting went away, so the tokens the
+ * provider issued are stored, never lost.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,26 +26,69 @@
 #include "oauth_int.h"
 #include "protocol/xmalloc.h"
 
-struct oauth_refresh {
+/* One refresh of a stored entry; its waiters get its answer. */
+struct oauth_flight {
 	struct ev_loop *loop;
-	oauth_refresh_cb cb;
-	void *arg;
 	char *home;
 	struct oauth_tokens t; /* as stored when the refresh began */
 	struct oauth_discovery *disc;
 	struct oauth_fetch *f;
+	struct oauth_refresh *waiters;
+	struct oauth_flight *next;
 };
 
+/* A caller waiting on a flight. */
+struct oauth_refresh {
+	struct oauth_flight *fl;
+	oauth_refresh_cb cb;
+	void *arg;
+	struct oauth_refresh *next;
+};
+
+static struct oauth_flight *flights;
+
 static void
-refresh_finish(struct oauth_refresh *r, const char *access, const char *error)
+flight_free(struct oauth_flight *fl)
 {
-	r->cb(r->arg, access, error);
-	oauth_refresh_cancel(r);
+	struct oauth_flight **pp;
+
+	for (pp = &flights; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == fl) {
+			*pp = fl->next;
+			break;
+		}
+	}
+	oauth_discovery_cancel(fl->disc);
+	oauth_fetch_cancel(fl->f);
+	oauth_tokens_free(&fl->t);
+	free(fl->home);
+	free(fl);
+}
+
+/* The flight's answer to each waiter (who may start another refresh from its callback). */
+static void
+refresh_finish(struct oauth_flight *r, const char *access, const char *error)
+{
+	struct oauth_refresh *w = r->waiters, *next;
+	char *a = access != NULL ? xstrdup(access) : NULL,
+	     *e = error != NULL ? xstrdup(error) : NULL;
+
+	r->waiters = NULL;
+	flight_free(r);
+	for (; w != NULL; w = next) {
+		next = w->next;
+		w->cb(w->arg, a, e);
+		free(w);
+	}
+	if (a != NULL)
+		explicit_bzero(a, strlen(a));
+	free(a);
+	free(e);
 }
 
 /* Forget the tokens the provider refused, unless a login replaced them meanwhile. */
 static void
-refresh_forget(struct oauth_refresh *r)
+refresh_forget(struct oauth_flight *r)
 {
 	struct oauth_tokens now;
 	char *cause = NULL;
@@ -55,7 +105,7 @@ refresh_forget(struct oauth_refresh *r)
 static void
 refresh_answered(void *arg, long status, const char *body, size_t len, const char *error)
 {
-	struct oauth_refresh *r = arg;
+	struct oauth_flight *r = arg;
 	json_t *j = body != NULL ? json_loadb(body, len, 0, NULL) : NULL;
 	const char *access = json_string_value(json_object_get(j, "access_token"));
 	const char *rt = json_string_value(json_object_get(j, "refresh_token"));
@@ -110,7 +160,7 @@ refresh_answered(void *arg, long status, const char *body, size_t len, const cha
 static void
 refresh_discovered(void *arg, const struct oauth_meta *m, const char *error)
 {
-	struct oauth_refresh *r = arg;
+	struct oauth_flight *r = arg;
 	char *form = NULL, *cause = NULL, *msg;
 
 	r->disc = NULL;
@@ -140,36 +190,63 @@ struct oauth_refresh *
 oauth_refresh_start(struct ev_loop *loop, const char *home, const char *name, const char *url,
 	oauth_refresh_cb cb, void *arg, char **cause)
 {
-	struct oauth_refresh *r = xcalloc(1, sizeof *r);
-	int found = oauth_store_load(home, name, url, &r->t, cause);
+	struct oauth_flight *r;
+	struct oauth_refresh *w;
+	int found;
 
-	if (found <= 0 || r->t.refresh_token == NULL || r->t.refresh_token[0] == '\0') {
-		if (found == 0)
-			*cause = xstrdup("not logged in (no stored OAuth tokens); log in with "
-					 "mcpServer/oauth/login");
-		else if (found == 1)
-			*cause = xstrdup("the OAuth access token expired and no refresh token is "
-					 "stored; log in again (mcpServer/oauth/login)");
-		oauth_tokens_free(&r->t);
-		free(r);
-		return NULL;
+	for (r = flights; r != NULL; r = r->next) { /* one under way: join it */
+		if (strcmp(r->home, home) == 0 && strcmp(r->t.server_name, name) == 0 &&
+			strcmp(r->t.server_url, url) == 0)
+			break;
 	}
-	r->loop = loop;
-	r->cb = cb;
-	r->arg = arg;
-	r->home = xstrdup(home);
-	r->disc = oauth_discover(loop, url, refresh_discovered, r);
-	return r;
+	if (r == NULL) {
+		r = xcalloc(1, sizeof *r);
+		found = oauth_store_load(home, name, url, &r->t, cause);
+		if (found <= 0 || r->t.refresh_token == NULL || r->t.refresh_token[0] == '\0') {
+			if (found == 0)
+				*cause = xstrdup("not logged in (no stored OAuth tokens); log in "
+						 "with mcpServer/oauth/login");
+			else if (found == 1)
+				*cause = xstrdup(
+					"the OAuth access token expired and no refresh "
+					"token is stored; log in again (mcpServer/oauth/login)");
+			oauth_tokens_free(&r->t);
+			free(r);
+			return NULL;
+		}
+		r->loop = loop;
+		r->home = xstrdup(home);
+		r->next = flights;
+		flights = r;
+		r->disc = oauth_discover(loop, url, refresh_discovered, r);
+	}
+	w = xcalloc(1, sizeof *w);
+	w->fl = r;
+	w->cb = cb;
+	w->arg = arg;
+	w->next = r->waiters;
+	r->waiters = w;
+	return w;
 }
 
 void
-oauth_refresh_cancel(struct oauth_refresh *r)
+oauth_refresh_cancel(struct oauth_refresh *w)
 {
-	if (r == NULL)
+	struct oauth_flight *fl;
+	struct oauth_refresh **pp;
+
+	if (w == NULL)
 		return;
-	oauth_discovery_cancel(r->disc);
-	oauth_fetch_cancel(r->f);
-	oauth_tokens_free(&r->t);
-	free(r->home);
-	free(r);
+	fl = w->fl;
+	for (pp = &fl->waiters; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	}
+	free(w);
+	/* Nobody waits: a flight still discovering stops; one whose request went out ends on
+	 * its own and stores what the provider issued. */
+	if (fl->waiters == NULL && fl->f == NULL)
+		flight_free(fl);
 }
