@@ -281,7 +281,7 @@ agent_cmd_done(struct exec_proc *p, void *arg)
 
 	c->done = 1;
 	c->exit_code = exec_exit_code(p);
-	c->timed_out = c->timeout_ms >= 0 && c->exit_code == 124;
+	c->timed_out = exec_timed_out(p); /* the kill, not the code: `exit 124` is no timeout */
 	ev_timer_stop(c->a->c.loop, &c->yield);
 	agent_cmd_delta(c, "", 0, 1);
 	if (c->user) {
