@@ -15,6 +15,7 @@
 
 #include "agent_int.h"
 #include "agent/shell/command_actions.h"
+#include "agent/shell/shell_env.h"
 #include "agent/shell/shell_snapshot.h"
 #include "agent/tools/tool_output.h"
 #include "exec/exec.h"
@@ -302,36 +303,6 @@ agent_cmd_done(struct exec_proc *p, void *arg)
 	agent_cmd_free(c);
 }
 
-/* An environment: ours with extra entries (NAME=value) replacing same-named ones. */
-static char **
-agent_cmd_env(const char *const *extra, const char *sandbox_var)
-{
-	size_t n = 0, ne = 0, k = 0;
-	char **e;
-
-	while (environ[n] != NULL)
-		n++;
-	while (extra != NULL && extra[ne] != NULL)
-		ne++;
-	e = xcalloc(n + ne + 2, sizeof *e);
-	for (size_t i = 0; i < n; i++) {
-		size_t kl = strcspn(environ[i], "=");
-		int replaced = sandbox_var != NULL && strncmp(environ[i], sandbox_var, kl) == 0 &&
-			sandbox_var[kl] == '=';
-
-		for (size_t j = 0; j < ne && !replaced; j++)
-			replaced = strncmp(environ[i], extra[j], kl) == 0 && extra[j][kl] == '=';
-		if (!replaced)
-			e[k++] = environ[i];
-	}
-	for (size_t j = 0; j < ne; j++)
-		e[k++] = (char *)extra[j];
-	if (sandbox_var != NULL)
-		e[k++] = (char *)sandbox_var;
-	e[k] = NULL;
-	return e;
-}
-
 /* The command could not start: its item fails, the model is told why. */
 static void
 agent_cmd_spawn_failed(struct agent_cmd *c, const char *cause)
@@ -402,7 +373,7 @@ agent_cmd_start(struct agent_cmd *c)
 		json_decref(open);
 		return;
 	}
-	envp = agent_cmd_env(extra, var);
+	envp = shell_env_with(environ, extra, var);
 	so.argv = agent_cmd_snapshot(c, extra, var, &snap) == 0
 		? (char **)shell_words_argv(&snap)
 		: (char **)shell_words_argv(&c->argv);
