@@ -329,8 +329,8 @@ agent_cmd_spawn_failed(struct agent_cmd *c, const char *cause)
  * to spawn (0), else -1. What extra and the sandbox set keep their values over the file's.
  */
 static int
-agent_cmd_snapshot(
-	struct agent_cmd *c, const char *const *extra, const char *var, struct shell_words *out)
+agent_cmd_snapshot(struct agent_cmd *c, const char *const *extra, const char *var,
+	struct shell_words *out, char *const **envp)
 {
 	const char *keep[16];
 	size_t n = 0, kl;
@@ -342,7 +342,7 @@ agent_cmd_snapshot(
 		keep[n++] = xstrndup(var, strcspn(var, "="));
 	keep[n] = NULL;
 	r = shell_snapshot_wrap(
-		c->a->snap, c->cwd, shell_words_argv(&c->argv), c->argv.n, keep, out);
+		c->a->snap, c->cwd, shell_words_argv(&c->argv), c->argv.n, keep, envp, out);
 	for (kl = 0; kl < n; kl++)
 		free((char *)keep[kl]);
 	return r;
@@ -373,11 +373,10 @@ agent_cmd_start(struct agent_cmd *c)
 		json_decref(open);
 		return;
 	}
-	envp = shell_env_with(environ, extra, var);
-	so.argv = agent_cmd_snapshot(c, extra, var, &snap) == 0
+	so.envp = envp = shell_env_with(environ, extra, var);
+	so.argv = agent_cmd_snapshot(c, extra, var, &snap, &so.envp) == 0
 		? (char **)shell_words_argv(&snap)
 		: (char **)shell_words_argv(&c->argv);
-	so.envp = envp;
 	so.cwd = c->cwd;
 	so.policy_cwd = t->o.cwd;
 	so.flags = SPAWN_CGROUP | (c->tty ? SPAWN_PTY : (c->session ? SPAWN_STDIN_PIPE : 0));
