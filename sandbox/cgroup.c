@@ -50,11 +50,30 @@ struct cgroup {
 	unsigned limit; /* pids.max written, 0 for "max" */
 };
 
+/* clone3 into the v2 cgroup dir_fd, the child's exit reported with sig (0: none). */
+static pid_t
+cgroup_clone3(unsigned long clone_flags, int dir_fd, int sig)
+{
+	struct {
+		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+		uint64_t set_tid, set_tid_size, cgroup;
+	} ca = {0}; /* clone_args, version 2 (Linux 5.7, the first with CLONE_INTO_CGROUP) */
+
+	/* No new stack: the child continues on a copy of ours, like fork(). */
+	ca.flags = clone_flags | CGROUP_CLONE_INTO;
+	ca.exit_signal = (uint64_t)sig;
+	ca.cgroup = (uint64_t)dir_fd;
+	return (pid_t)syscall(SYS_clone3, &ca, sizeof ca);
+}
+
 /* Where each hierarchy's cgroups of this daemon live: [0] v2, [1] v1 pids (path NULL: none). */
 static struct cgroup_base cgroup_base[2] = {{NULL, NULL, -1}, {NULL, NULL, -1}};
 static struct cgroup_support cgroup_sup;
 static int cgroup_probe_done;
 static unsigned cgroup_serial;
+static pid_t cgroup_into_pid; /* the probe's child, until its end is seen (cgroup_into_poll) */
+
+static void cgroup_bury(struct cgroup *cg);
 static struct cgroup *cgroup_pool[CGROUP_POOL];
 static struct cgroup *cgroup_grave[CGROUP_GRAVE];
 
@@ -208,38 +227,43 @@ cgroup_probed(void)
 pid_t
 cgroup_clone_into(unsigned long clone_flags, int dir_fd)
 {
-	struct {
-		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
-		uint64_t set_tid, set_tid_size, cgroup;
-	} ca = {0}; /* clone_args, version 2 (Linux 5.7, the first with CLONE_INTO_CGROUP) */
-
-	ca.flags = clone_flags | CGROUP_CLONE_INTO;
-	ca.exit_signal = SIGCHLD;
-	ca.cgroup = (uint64_t)dir_fd;
-	return (pid_t)syscall(SYS_clone3, &ca, sizeof ca);
+	return cgroup_clone3(clone_flags, dir_fd, SIGCHLD);
 }
 
 /*
- * Whether a child can be created in cg (a kernel before 5.7 cannot; a kernel that compares
- * kill counts of the wrong cgroups kills it at birth when ours was ever killed): one child
- * that exits at once, reaped here.
+ * Whether a child can be created in a cgroup (a kernel before 5.7 cannot; a kernel that
+ * compares kill counts of the wrong cgroups kills it at birth when ours was ever killed):
+ * one child that exits at once, started at the probe and not waited for (no SIGCHLD, so the
+ * loop's reaper leaves it to us), its end looked at when a command asks; until then, and if
+ * it was killed, children join by writing cgroup.procs.
  */
-static int
-cgroup_probe_into(const struct cgroup *cg)
+static void
+cgroup_into_start(const struct cgroup *cg)
 {
 	pid_t pid;
-	int st;
 
 	if (cg->dir_fd < 0 || cg->procs[0] < 0)
-		return 0;
-	if ((pid = cgroup_clone_into(0, cg->dir_fd)) == 0)
+		return;
+	if ((pid = cgroup_clone3(0, cg->dir_fd, 0)) == 0)
 		_exit(0);
-	if (pid < 0)
-		return 0;
-	while (waitpid(pid, &st, 0) == -1)
-		if (errno != EINTR)
-			return 0;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	cgroup_into_pid = pid > 0 ? pid : 0;
+}
+
+/* The probe's answer, once its child ended (cgroup_sup.into). */
+static void
+cgroup_into_poll(void)
+{
+	pid_t r;
+	int st;
+
+	if (cgroup_into_pid <= 0)
+		return;
+	while ((r = waitpid(cgroup_into_pid, &st, WNOHANG | __WCLONE)) == -1 && errno == EINTR)
+		;
+	if (r == 0)
+		return; /* not yet: this command joins by writing */
+	cgroup_into_pid = 0;
+	cgroup_sup.into = r > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 const struct cgroup_support *
@@ -270,8 +294,8 @@ cgroup_support(void)
 	}
 	/* Prove it: one cgroup made now (and kept for the first command). */
 	if ((cgroup_sup.kill || cgroup_sup.pids) && cgroup_new(0, &cg) == 0) {
-		cgroup_sup.into = cgroup_probe_into(cg);
-		cgroup_free(cg);
+		cgroup_into_start(cg);
+		cgroup_bury(cg); /* not killed: the probe's child ends by itself */
 	} else if (cgroup_sup.kill || cgroup_sup.pids) {
 		cgroup_sup.kill = cgroup_sup.pids = 0;
 		cgroup_cleanup();
@@ -558,6 +582,7 @@ cgroup_join_fds(const struct cgroup *cg, unsigned max_pids, int *into, int fds[2
 {
 	int n = 0;
 
+	cgroup_into_poll();
 	*into = cgroup_sup.into && !cg->killed && cg->procs[0] >= 0 ? cg->dir_fd : -1;
 	if (cg->procs[0] >= 0 && *into < 0)
 		fds[n++] = cg->procs[0];
@@ -618,12 +643,19 @@ cgroup_empty(const struct cgroup *cg)
 void
 cgroup_free(struct cgroup *cg)
 {
-	int i;
-
 	if (cg == NULL)
 		return;
 	if (!cgroup_empty(cg))
 		(void)cgroup_kill(cg);
+	cgroup_bury(cg);
+}
+
+/* A cgroup given back: reused or removed once its processes are gone. */
+static void
+cgroup_bury(struct cgroup *cg)
+{
+	int i;
+
 	for (i = 0; i < CGROUP_GRAVE && cgroup_grave[i] != NULL; i++)
 		;
 	if (i == CGROUP_GRAVE) {
