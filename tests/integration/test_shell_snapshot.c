@@ -359,6 +359,8 @@ test_snapshot_hanging_profile(void **state)
 	for (int i = 0; i < 500 && profile_runs(&x) == 0; i++)
 		usleep(10000);
 	assert_int_equal(profile_runs(&x), 1);
+	/* The folder is made with the first file, not at thread/start (a mkdir it waited for). */
+	assert_int_equal(access(x.dir, F_OK), -1);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	asc_free(x.f.c); /* stdin EOF: the daemon must exit 0 within its deadline */
 	clock_gettime(CLOCK_MONOTONIC, &b);

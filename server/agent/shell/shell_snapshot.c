@@ -38,6 +38,7 @@ struct shell_snapshot {
 	char *cwd, *shell, *thread_id;
 	char *tmp;  /* <dir>/<id>.tmp-<nanos>: written, then checked */
 	char *path; /* <dir>/<id>.<nanos>.sh: the file once READY */
+	char *dir;  /* <codex_home>/shell_snapshots, made before the file is written */
 	json_t *policy;
 	struct exec_proc *proc;
 	struct shell_snapshot *prev; /* the thread's older snapshot, used until this one ends */
@@ -187,7 +188,10 @@ snap_capture_done(struct exec_proc *p, void *arg)
 			code != 0 ? "failed" : "printed no snapshot");
 		goto fail;
 	}
-	if ((r = snap_write(s->tmp, text.ptr, text.len)) != 0) {
+	/* The folder is made when there is a file for it, not at thread/start: on a busy file
+	 * system a mkdir costs a millisecond or more, and thread/start's answer waited for it. */
+	r = mkdir(s->dir, 0700) == 0 || errno == EEXIST ? 0 : -errno;
+	if (r != 0 || (r = snap_write(s->tmp, text.ptr, text.len)) != 0) {
 		log_warn("shell snapshot of thread %s: %s: %s", s->thread_id, s->tmp, strerror(-r));
 		goto fail;
 	}
@@ -262,18 +266,12 @@ shell_snapshot_start(const struct shell_snapshot_opts *o, struct shell_snapshot 
 	s->policy = json_deep_copy(o->sandbox_policy);
 	s->tmp = xasprintf("%s/%s.tmp-%llu", dir, o->thread_id, nanos);
 	s->path = xasprintf("%s/%s.%llu.sh", dir, o->thread_id, nanos);
+	s->dir = xstrdup(dir);
 	s->prev = prev;
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		log_warn("shell snapshot of thread %s: %s: %s", o->thread_id, dir, strerror(errno));
-		s->state = SNAP_FAILED;
-		shell_snapshot_free(s->prev);
-		s->prev = NULL;
-	} else {
-		s->state = SNAP_WAITING;
-		s->queued = 1;
-		TAILQ_INSERT_TAIL(&snap_waiting, s, wait);
-		snap_next();
-	}
+	s->state = SNAP_WAITING;
+	s->queued = 1;
+	TAILQ_INSERT_TAIL(&snap_waiting, s, wait);
+	snap_next();
 	free(dir);
 	return s;
 }
@@ -300,6 +298,7 @@ shell_snapshot_free(struct shell_snapshot *s)
 	free(s->thread_id);
 	free(s->tmp);
 	free(s->path);
+	free(s->dir);
 	free(s);
 }
 
