@@ -5,8 +5,12 @@
  * enabled for its children when our cgroup delegates it; it is ours while we hold its lock
  * (cgroup_owner.c), and the leftovers of dead daemons are killed before it is made. Rules:
  *  - Everything is probed once; cgroup_new fails (and spawn falls back) when nothing works.
- *  - A child joins by writing "0" to the fds of cgroup_join_fds before it forks anything, so
- *    no descendant can start outside.
+ *  - A child is born in its v2 cgroup (clone3's CLONE_INTO_CGROUP) or joins by writing "0" to
+ *    the fds of cgroup_join_fds before it forks anything, so no descendant can start outside.
+ *    Writing cgroup.procs moves a task: the kernel then waits for an RCU grace period (the
+ *    threadgroup rwsem's writer side), 5-15 ms on a loaded machine for a command started
+ *    after a pause; being born there costs nothing. A v1 pids cgroup (no clone into it) is
+ *    joined only when it caps the command or holds the only kill.
  *  - A cgroup is killed (cgroup.kill, or a pid-by-pid sweep on v1 alone) when its command is
  *    over; an empty one is kept for reuse (CGROUP_POOL), a busy one is retried later, so the
  *    daemon never waits for the kernel to finish killing.
@@ -15,11 +19,14 @@
  *    rather than every later one failing.
  */
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,22 +36,44 @@
 #include "cgroup_int.h"
 #include "protocol/xmalloc.h"
 
-#define CGROUP_POOL  4	/* empty cgroups kept for reuse */
-#define CGROUP_GRAVE 64 /* killed cgroups whose processes are still dying, at most */
-#define CGROUP_SWEEP 64 /* rounds of a v1 kill sweep */
+#define CGROUP_POOL	  4  /* empty cgroups kept for reuse */
+#define CGROUP_GRAVE	  64 /* killed cgroups whose processes are still dying, at most */
+#define CGROUP_SWEEP	  64 /* rounds of a v1 kill sweep */
+#define CGROUP_CLONE_INTO 0x200000000ULL /* CLONE_INTO_CGROUP (linux/sched.h, not glibc's) */
 
 struct cgroup {
 	char *dir[2];	/* v2 (kill), pids (v1 or v2; may equal dir[0]'s hierarchy) */
 	int procs[2];	/* cgroup.procs of each, O_WRONLY, or -1 */
 	int kill_fd;	/* v2 cgroup.kill, or -1 */
+	int dir_fd;	/* the v2 directory (CLONE_INTO_CGROUP), or -1 */
+	int killed;	/* cgroup_kill ran: never cloned into again (cgroup_reap_graves) */
 	unsigned limit; /* pids.max written, 0 for "max" */
 };
+
+/* clone3 into the v2 cgroup dir_fd, the child's exit reported with sig (0: none). */
+static pid_t
+cgroup_clone3(unsigned long clone_flags, int dir_fd, int sig)
+{
+	struct {
+		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+		uint64_t set_tid, set_tid_size, cgroup;
+	} ca = {0}; /* clone_args, version 2 (Linux 5.7, the first with CLONE_INTO_CGROUP) */
+
+	/* No new stack: the child continues on a copy of ours, like fork(). */
+	ca.flags = clone_flags | CGROUP_CLONE_INTO;
+	ca.exit_signal = (uint64_t)sig;
+	ca.cgroup = (uint64_t)dir_fd;
+	return (pid_t)syscall(SYS_clone3, &ca, sizeof ca);
+}
 
 /* Where each hierarchy's cgroups of this daemon live: [0] v2, [1] v1 pids (path NULL: none). */
 static struct cgroup_base cgroup_base[2] = {{NULL, NULL, -1}, {NULL, NULL, -1}};
 static struct cgroup_support cgroup_sup;
 static int cgroup_probe_done;
 static unsigned cgroup_serial;
+static pid_t cgroup_into_pid; /* the probe's child, until its end is seen (cgroup_into_poll) */
+
+static void cgroup_bury(struct cgroup *cg);
 static struct cgroup *cgroup_pool[CGROUP_POOL];
 static struct cgroup *cgroup_grave[CGROUP_GRAVE];
 
@@ -195,6 +224,48 @@ cgroup_probed(void)
 	return cgroup_probe_done;
 }
 
+pid_t
+cgroup_clone_into(unsigned long clone_flags, int dir_fd)
+{
+	return cgroup_clone3(clone_flags, dir_fd, SIGCHLD);
+}
+
+/*
+ * Whether a child can be created in a cgroup (a kernel before 5.7 cannot; a kernel that
+ * compares kill counts of the wrong cgroups kills it at birth when ours was ever killed):
+ * one child that exits at once, started at the probe and not waited for (no SIGCHLD, so the
+ * loop's reaper leaves it to us), its end looked at when a command asks; until then, and if
+ * it was killed, children join by writing cgroup.procs.
+ */
+static void
+cgroup_into_start(const struct cgroup *cg)
+{
+	pid_t pid;
+
+	if (cg->dir_fd < 0 || cg->procs[0] < 0)
+		return;
+	if ((pid = cgroup_clone3(0, cg->dir_fd, 0)) == 0)
+		_exit(0);
+	cgroup_into_pid = pid > 0 ? pid : 0;
+}
+
+/* The probe's answer, once its child ended (cgroup_sup.into). */
+static void
+cgroup_into_poll(void)
+{
+	pid_t r;
+	int st;
+
+	if (cgroup_into_pid <= 0)
+		return;
+	while ((r = waitpid(cgroup_into_pid, &st, WNOHANG | __WCLONE)) == -1 && errno == EINTR)
+		;
+	if (r == 0)
+		return; /* not yet: this command joins by writing */
+	cgroup_into_pid = 0;
+	cgroup_sup.into = r > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
 const struct cgroup_support *
 cgroup_support(void)
 {
@@ -222,9 +293,10 @@ cgroup_support(void)
 		free(own[i]);
 	}
 	/* Prove it: one cgroup made now (and kept for the first command). */
-	if ((cgroup_sup.kill || cgroup_sup.pids) && cgroup_new(0, &cg) == 0)
-		cgroup_free(cg);
-	else if (cgroup_sup.kill || cgroup_sup.pids) {
+	if ((cgroup_sup.kill || cgroup_sup.pids) && cgroup_new(0, &cg) == 0) {
+		cgroup_into_start(cg);
+		cgroup_bury(cg); /* not killed: the probe's child ends by itself */
+	} else if (cgroup_sup.kill || cgroup_sup.pids) {
 		cgroup_sup.kill = cgroup_sup.pids = 0;
 		cgroup_cleanup();
 	}
@@ -257,6 +329,8 @@ cgroup_release(struct cgroup *cg)
 	}
 	if (cg->kill_fd >= 0)
 		close(cg->kill_fd);
+	if (cg->dir_fd >= 0)
+		close(cg->dir_fd);
 	free(cg);
 }
 
@@ -295,8 +369,13 @@ cgroup_reap_graves(void)
 		cgroup_grave[i] = NULL;
 		for (j = 0; j < CGROUP_POOL && cgroup_pool[j] != NULL; j++)
 			;
-		if (cgroup_gone(cg))
-			(void)cgroup_remove(cg); /* never reused: joining it would fail */
+		/*
+		 * Never reused: one removed under us (joining it would fail), one killed (some
+		 * kernels, 6.18's among them, kill a child cloned into a cgroup whose kill count
+		 * differs from its parent's: a fresh one is made instead).
+		 */
+		if (cgroup_gone(cg) || (cg->killed && cgroup_sup.into))
+			(void)cgroup_remove(cg);
 		else if (j < CGROUP_POOL)
 			cgroup_pool[j] = cg;
 		else if (cgroup_remove(cg) != 0)
@@ -342,7 +421,7 @@ cgroup_new(unsigned max_pids, struct cgroup **out)
 	}
 	if (cg == NULL) {
 		cg = xcalloc(1, sizeof *cg);
-		cg->procs[0] = cg->procs[1] = cg->kill_fd = -1;
+		cg->procs[0] = cg->procs[1] = cg->kill_fd = cg->dir_fd = -1;
 		cg->limit = (unsigned)-1;
 		cgroup_serial++;
 		for (i = 0; i < 2; i++)
@@ -353,6 +432,7 @@ cgroup_new(unsigned max_pids, struct cgroup **out)
 			path = xasprintf("%s/cgroup.kill", cg->dir[0]);
 			cg->kill_fd = open(path, O_WRONLY | O_CLOEXEC);
 			free(path);
+			cg->dir_fd = open(cg->dir[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		}
 	}
 	if ((r = cgroup_limit(cg, max_pids)) != 0)
@@ -498,13 +578,17 @@ cgroup_nproc_limit(unsigned max_pids, struct rlimit *rl)
 }
 
 int
-cgroup_join_fds(const struct cgroup *cg, int fds[2])
+cgroup_join_fds(const struct cgroup *cg, unsigned max_pids, int *into, int fds[2])
 {
 	int n = 0;
 
-	for (int i = 0; i < 2; i++)
-		if (cg->procs[i] >= 0)
-			fds[n++] = cg->procs[i];
+	cgroup_into_poll();
+	*into = cgroup_sup.into && !cg->killed && cg->procs[0] >= 0 ? cg->dir_fd : -1;
+	if (cg->procs[0] >= 0 && *into < 0)
+		fds[n++] = cg->procs[0];
+	/* v1 pids: for its cap, or where its pid-by-pid sweep is the only kill */
+	if (cg->procs[1] >= 0 && (max_pids > 0 || cg->kill_fd < 0))
+		fds[n++] = cg->procs[1];
 	return n;
 }
 
@@ -531,6 +615,7 @@ cgroup_kill_listed(const char *dir)
 int
 cgroup_kill(struct cgroup *cg)
 {
+	cg->killed = 1;
 	if (cg->kill_fd >= 0)
 		return write(cg->kill_fd, "1", 1) == 1 ? 0 : -errno;
 	if (cg->dir[1] != NULL)
@@ -558,12 +643,19 @@ cgroup_empty(const struct cgroup *cg)
 void
 cgroup_free(struct cgroup *cg)
 {
-	int i;
-
 	if (cg == NULL)
 		return;
 	if (!cgroup_empty(cg))
 		(void)cgroup_kill(cg);
+	cgroup_bury(cg);
+}
+
+/* A cgroup given back: reused or removed once its processes are gone. */
+static void
+cgroup_bury(struct cgroup *cg)
+{
+	int i;
+
 	for (i = 0; i < CGROUP_GRAVE && cgroup_grave[i] != NULL; i++)
 		;
 	if (i == CGROUP_GRAVE) {

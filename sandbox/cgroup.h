@@ -15,6 +15,7 @@
 #define CGROUP_H
 
 #include <sys/resource.h>
+#include <sys/types.h>
 
 struct cgroup;
 
@@ -22,6 +23,7 @@ struct cgroup;
 struct cgroup_support {
 	int kill;  /* a v2 cgroup can be made here: cgroup.kill ends a whole tree */
 	int pids;  /* a pids controller can cap a command: 2 (v2) or 1 (v1), 0 none */
+	int into;  /* a child can be created in its v2 cgroup (clone3's CLONE_INTO_CGROUP) */
 	int error; /* why not, when neither works: an errno */
 };
 
@@ -40,8 +42,17 @@ int cgroup_new(unsigned max_pids, struct cgroup **out);
  * -errno (-EPERM as root, which the kernel exempts from RLIMIT_NPROC: no cap that way).
  */
 int cgroup_nproc_limit(unsigned max_pids, struct rlimit *rl);
-/* The fds a child writes "0" to, to join (before it forks anything); returns how many (<= 2). */
-int cgroup_join_fds(const struct cgroup *cg, int fds[2]);
+/*
+ * How a child started with max_pids joins cg: *into, the v2 directory to create it in
+ * (cgroup_clone_into), else -1; fds, the cgroup.procs it writes "0" to first (before it forks
+ * anything); returns how many (<= 2).
+ */
+int cgroup_join_fds(const struct cgroup *cg, unsigned max_pids, int *into, int fds[2]);
+/*
+ * clone3 with clone_flags (namespaces, or 0), the child created in the v2 cgroup dir_fd and
+ * going on on a copy of our stack, as after fork(): 0 in the child, its pid, or -1 (errno).
+ */
+pid_t cgroup_clone_into(unsigned long clone_flags, int dir_fd);
 /* SIGKILL every process in it; 0 or -errno. */
 int cgroup_kill(struct cgroup *cg);
 /* Whether it holds no process any more. */

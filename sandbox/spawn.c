@@ -275,10 +275,12 @@ spawn_home_netns(void)
 	return fd;
 }
 
-/* fork(), or a raw clone(2) into new namespaces. */
+/* fork(), or a raw clone(2) into new namespaces, or clone3 into the v2 cgroup into (>= 0). */
 static pid_t
-spawn_fork(unsigned long clone_flags)
+spawn_fork(unsigned long clone_flags, int into)
 {
+	if (into >= 0)
+		return cgroup_clone_into(clone_flags, into);
 	if (clone_flags == 0)
 		return fork();
 	/* No new stack: the child continues on a copy of ours, like fork(). */
@@ -367,7 +369,8 @@ spawn_child_fill(struct spawn_child *c, const struct spawn_opts *o, const struct
 	c->hook_arg = o->child_hook_arg;
 	c->hook_steps = o->hook_steps != NULL;
 	c->pidns = (o->clone_flags & CLONE_NEWPID) != 0;
-	c->ncg = cg != NULL ? cgroup_join_fds(cg, c->cgfd) : 0;
+	c->into = -1;
+	c->ncg = cg != NULL ? cgroup_join_fds(cg, o->max_pids, &c->into, c->cgfd) : 0;
 	c->parent = getpid();
 }
 
@@ -388,7 +391,7 @@ spawn_launch(const struct spawn_opts *o, const struct spawn_child *c, pid_t *pid
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return r;
 	}
-	pid = spawn_fork(o->clone_flags);
+	pid = spawn_fork(o->clone_flags, c->into);
 	if (pid == 0)
 		spawn_child(c);
 	r = pid == -1 ? -errno : 0;
@@ -465,7 +468,10 @@ spawn_try(const struct spawn_opts *o, const char *path, struct spawn_proc *p, in
 	/* No pids controller caps it: RLIMIT_NPROC does (docs/sandbox.md; not for root). */
 	if ((o->flags & SPAWN_CGROUP) && o->max_pids > 0 && !cgroup_support()->pids)
 		c.has_nproc = cgroup_nproc_limit(o->max_pids, &c.nproc) == 0;
-	if ((r = spawn_launch(o, &c, &pid)) != 0)
+	r = spawn_launch(o, &c, &pid);
+	if (r != 0 && c.into >= 0 && (r == -ENODEV || r == -ENOENT))
+		*stage = SPAWN_STAGE_CGROUP; /* its cgroup was removed under us: renewed, retried */
+	if (r != 0)
 		goto out;
 	if (o->flags & SPAWN_NOWAIT) {
 		/* The error pipe stays open: a child in a new PID namespace checks it for us. */

@@ -45,6 +45,7 @@ struct spawn_child {
 	int pidns;	/* the child is in a new PID namespace */
 	int cgfd[2];	/* cgroup.procs to join first (SPAWN_CGROUP) */
 	int ncg;
+	int into;	     /* parent side: the v2 cgroup to clone the child into, or -1 */
 	struct rlimit nproc; /* the process cap when no cgroup holds one (has_nproc) */
 	int has_nproc;
 };

@@ -15,6 +15,7 @@
 
 #include "agent_int.h"
 #include "agent/shell/command_actions.h"
+#include "agent/shell/shell_env.h"
 #include "agent/shell/shell_snapshot.h"
 #include "agent/tools/tool_output.h"
 #include "exec/exec.h"
@@ -281,7 +282,7 @@ agent_cmd_done(struct exec_proc *p, void *arg)
 
 	c->done = 1;
 	c->exit_code = exec_exit_code(p);
-	c->timed_out = c->timeout_ms >= 0 && c->exit_code == 124;
+	c->timed_out = exec_timed_out(p); /* the kill, not the code: `exit 124` is no timeout */
 	ev_timer_stop(c->a->c.loop, &c->yield);
 	agent_cmd_delta(c, "", 0, 1);
 	if (c->user) {
@@ -300,36 +301,6 @@ agent_cmd_done(struct exec_proc *p, void *arg)
 	agent_cmd_release(c);
 	/* exec_free from inside done is allowed (exec.h): done is its last use of p. */
 	agent_cmd_free(c);
-}
-
-/* An environment: ours with extra entries (NAME=value) replacing same-named ones. */
-static char **
-agent_cmd_env(const char *const *extra, const char *sandbox_var)
-{
-	size_t n = 0, ne = 0, k = 0;
-	char **e;
-
-	while (environ[n] != NULL)
-		n++;
-	while (extra != NULL && extra[ne] != NULL)
-		ne++;
-	e = xcalloc(n + ne + 2, sizeof *e);
-	for (size_t i = 0; i < n; i++) {
-		size_t kl = strcspn(environ[i], "=");
-		int replaced = sandbox_var != NULL && strncmp(environ[i], sandbox_var, kl) == 0 &&
-			sandbox_var[kl] == '=';
-
-		for (size_t j = 0; j < ne && !replaced; j++)
-			replaced = strncmp(environ[i], extra[j], kl) == 0 && extra[j][kl] == '=';
-		if (!replaced)
-			e[k++] = environ[i];
-	}
-	for (size_t j = 0; j < ne; j++)
-		e[k++] = (char *)extra[j];
-	if (sandbox_var != NULL)
-		e[k++] = (char *)sandbox_var;
-	e[k] = NULL;
-	return e;
 }
 
 /* The command could not start: its item fails, the model is told why. */
@@ -358,8 +329,8 @@ agent_cmd_spawn_failed(struct agent_cmd *c, const char *cause)
  * to spawn (0), else -1. What extra and the sandbox set keep their values over the file's.
  */
 static int
-agent_cmd_snapshot(
-	struct agent_cmd *c, const char *const *extra, const char *var, struct shell_words *out)
+agent_cmd_snapshot(struct agent_cmd *c, const char *const *extra, const char *var,
+	struct shell_words *out, char *const **envp)
 {
 	const char *keep[16];
 	size_t n = 0, kl;
@@ -371,7 +342,7 @@ agent_cmd_snapshot(
 		keep[n++] = xstrndup(var, strcspn(var, "="));
 	keep[n] = NULL;
 	r = shell_snapshot_wrap(
-		c->a->snap, c->cwd, shell_words_argv(&c->argv), c->argv.n, keep, out);
+		c->a->snap, c->cwd, shell_words_argv(&c->argv), c->argv.n, keep, envp, out);
 	for (kl = 0; kl < n; kl++)
 		free((char *)keep[kl]);
 	return r;
@@ -402,11 +373,10 @@ agent_cmd_start(struct agent_cmd *c)
 		json_decref(open);
 		return;
 	}
-	envp = agent_cmd_env(extra, var);
-	so.argv = agent_cmd_snapshot(c, extra, var, &snap) == 0
+	so.envp = envp = shell_env_with(environ, extra, var);
+	so.argv = agent_cmd_snapshot(c, extra, var, &snap, &so.envp) == 0
 		? (char **)shell_words_argv(&snap)
 		: (char **)shell_words_argv(&c->argv);
-	so.envp = envp;
 	so.cwd = c->cwd;
 	so.policy_cwd = t->o.cwd;
 	so.flags = SPAWN_CGROUP | (c->tty ? SPAWN_PTY : (c->session ? SPAWN_STDIN_PIPE : 0));

@@ -225,6 +225,12 @@ exec_stdin_enabled(const struct exec_proc *p)
 }
 
 int
+exec_timed_out(const struct exec_proc *p)
+{
+	return (p->flags & EXEC_TIMED_OUT) != 0;
+}
+
+int
 exec_exit_code(const struct exec_proc *p)
 {
 	if (p->flags & EXEC_TIMED_OUT)

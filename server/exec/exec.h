@@ -88,6 +88,8 @@ pid_t exec_pid(const struct exec_proc *p);
 int exec_stdin_enabled(const struct exec_proc *p);
 /* The exit code upstream reports: the code, 128+signal, 124 after the timeout. */
 int exec_exit_code(const struct exec_proc *p);
+/* Whether the timeout killed it (a command exiting 124 by itself did not time out). */
+int exec_timed_out(const struct exec_proc *p);
 /* A captured stream (0 stdout, 1 stderr); whether bytes were dropped for a ceiling. */
 const struct buf *exec_output(const struct exec_proc *p, int stream);
 int exec_clipped(const struct exec_proc *p);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -334,6 +335,45 @@ test_base_branch(void **state)
 		1);
 }
 
+/*
+ * The repository check runs no git (the nearest .git, as the AGENTS.md lookup finds it), and
+ * a base branch costs one git command under the sandbox, the merge base: here a git on PATH
+ * that refuses `rev-parse` changes nothing.
+ */
+static void
+test_git_once(void **state)
+{
+	char dir[] = "/tmp/review_git.XXXXXX", *path, *fake, *old = xstrdup(getenv("PATH"));
+	FILE *fp;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	fake = xasprintf("%s/git", dir);
+	fp = fopen(fake, "w");
+	assert_non_null(fp);
+	fputs("#!/bin/sh\n[ \"$1\" = rev-parse ] && exit 128\nexec /usr/bin/git \"$@\"\n", fp);
+	fclose(fp);
+	assert_int_equal(chmod(fake, 0755), 0);
+	path = xasprintf("%s:%s", dir, old);
+	setenv("PATH", path, 1);
+	check_target(json_pack("{s:s}", "type", "uncommittedChanges"), "current changes",
+		"Review the current code changes (staged, unstaged, and untracked files) and "
+		"provide prioritized findings.",
+		0);
+	check_target(json_pack("{s:s, s:s}", "type", "baseBranch", "branch", "main"),
+		"changes against 'main'",
+		"Review the code changes against the base branch 'main'. The merge base commit for "
+		"this comparison is @. Run `git diff @` to inspect the changes relative to main. "
+		"Provide prioritized, actionable findings.",
+		1);
+	setenv("PATH", old, 1);
+	unlink(fake);
+	rmdir(dir);
+	free(fake);
+	free(path);
+	free(old);
+}
+
 static void
 test_commit(void **state)
 {
@@ -537,6 +577,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_uncommitted),
 		cmocka_unit_test(test_base_branch),
+		cmocka_unit_test(test_git_once),
 		cmocka_unit_test(test_commit),
 		cmocka_unit_test(test_custom),
 		cmocka_unit_test(test_not_json),

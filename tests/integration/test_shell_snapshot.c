@@ -248,6 +248,51 @@ test_snapshot_serves_later_calls(void **state)
 	fx_stop(&x);
 }
 
+/* thread/shellCommand `cmd` on the idle thread, to its turn/completed; the item's output (heap). */
+static char *
+user_shell(struct fx *x, const char *cmd)
+{
+	json_t *r, *msgs;
+	char *out;
+
+	r = tt_call(&x->f, "thread/shellCommand",
+		json_pack("{s:s, s:s}", "threadId", x->f.thread_id, "command", cmd));
+	asc_assert_result(r);
+	json_decref(r);
+	msgs = tt_collect(&x->f, NULL, NULL);
+	out = xstrdup(json_string_value(json_object_get(cmd_item(msgs), "aggregatedOutput")));
+	json_decref(msgs);
+	return out;
+}
+
+/*
+ * The user's commands (nothing of the call's own to keep over the file) start one shell: the
+ * environment the wrapper's exec would hand on is the one the check printed, given to
+ * `bash -c` directly. What the command sees is the profile's environment, as through the
+ * wrapper; the file is not sourced per command, so a line added to it later is not seen
+ * (through the wrapper it would be).
+ */
+static void
+test_snapshot_user_shell_one_shell(void **state)
+{
+	struct fx x;
+	char *sh, *out;
+	FILE *f;
+
+	(void)state;
+	fx_start(&x, "[" ANSWER_DONE "]", NULL, NULL);
+	sh = snap_wait(&x, NULL);
+	assert_non_null(f = fopen(sh, "a"));
+	fputs("export SNAP_LATE=edited\n", f);
+	fclose(f);
+	out = user_shell(&x, "echo $SNAP_VAR:$SNAP_RC:${SNAP_LATE-unset}:$0");
+	assert_string_equal(out, "from-profile:from-rc:unset:/bin/bash\n");
+	free(out);
+	assert_int_equal(profile_runs(&x), 1);
+	free(sh);
+	fx_stop(&x);
+}
+
 static void
 test_snapshot_cwd_change_and_unload(void **state)
 {
@@ -314,6 +359,8 @@ test_snapshot_hanging_profile(void **state)
 	for (int i = 0; i < 500 && profile_runs(&x) == 0; i++)
 		usleep(10000);
 	assert_int_equal(profile_runs(&x), 1);
+	/* The folder is made with the first file, not at thread/start (a mkdir it waited for). */
+	assert_int_equal(access(x.dir, F_OK), -1);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	asc_free(x.f.c); /* stdin EOF: the daemon must exit 0 within its deadline */
 	clock_gettime(CLOCK_MONOTONIC, &b);
@@ -448,6 +495,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_snapshot_serves_later_calls),
+		cmocka_unit_test(test_snapshot_user_shell_one_shell),
 		cmocka_unit_test(test_snapshot_cwd_change_and_unload),
 		cmocka_unit_test(test_snapshot_feature_off),
 		cmocka_unit_test(test_snapshot_hanging_profile),

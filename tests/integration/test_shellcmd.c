@@ -418,6 +418,14 @@ test_timeout(void **state)
 	msgs = shell(&f, methods, "echo zero", 0);
 	assert_upstream_order(msgs, methods, "timeout_zero");
 	json_decref(msgs);
+	/* A command exiting 124 by itself, well within its timeout, is no timeout: its own
+	 * exit code and output, as any failed command (the kill is what makes a timeout). */
+	msgs = shell(&f, methods, "echo own; exit 124", 60000);
+	it = user_item(msgs);
+	assert_string_equal(json_string_value(json_object_get(it, "status")), "failed");
+	assert_int_equal(json_integer_value(json_object_get(it, "exitCode")), 124);
+	assert_string_equal(json_string_value(json_object_get(it, "aggregatedOutput")), "own\n");
+	json_decref(msgs);
 	json_decref(methods);
 	tt_stop(&f);
 }

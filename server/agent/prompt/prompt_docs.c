@@ -34,8 +34,7 @@ prompt_doc_read(const char *path, struct buf *out)
 	close(fd);
 }
 
-/* The repository root above cwd (the nearest directory holding .git), or NULL. */
-static char *
+char *
 prompt_repo_root(const char *cwd)
 {
 	char *dir = xstrdup(cwd), *git, *slash;

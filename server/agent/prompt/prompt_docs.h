@@ -8,6 +8,11 @@
 
 #include <jansson.h>
 
+/*
+ * The repository root above cwd (the nearest directory holding .git, as upstream's AGENTS.md
+ * lookup finds it; review/start's repository check too), heap, or NULL.
+ */
+char *prompt_repo_root(const char *cwd);
 /* The AGENTS.md user message's text for cwd (heap), or NULL when there is none. */
 char *prompt_docs(const char *cwd);
 /* The sandbox mode's word for a wire SandboxPolicy (or PermissionProfile): "read-only",

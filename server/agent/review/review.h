@@ -49,14 +49,15 @@ struct review_result {
 void review_render(const char *message, struct review_result *r);
 void review_result_clear(struct review_result *r);
 
-/* The git facts a target needs, gathered in cwd off the loop (review_git.c). */
+/* The git facts a target needs (review_git.c): the repository check, a base's merge base. */
 struct review_git;
 /* done: error NULL and merge_base (or NULL) on success; error a message otherwise. */
 typedef void (*review_git_cb)(void *arg, const char *error, const char *merge_base);
 /*
- * Start: the repository check for every target but custom, then a base branch's merge base.
- * NULL when there is nothing to run (custom): the caller goes on at once. The callback runs
- * once from the loop, unless review_git_cancel came first.
+ * Start: the repository check for every target but custom (no process), then a base
+ * branch's merge base (git, sandboxed, off the loop). NULL when there is nothing to run
+ * (custom, or a repository and no merge base to find): the caller goes on at once. Otherwise
+ * the callback runs once from the loop, unless review_git_cancel came first.
  */
 struct review_git *review_git_start(
 	struct ev_loop *loop, const char *cwd, const json_t *target, review_git_cb cb, void *arg);

@@ -1,14 +1,18 @@
 /*
- * The git facts a review needs, gathered as upstream gathers them before the reviewer starts:
- * whether the thread's cwd is in a repository (we refuse a git target outside one, where
- * upstream lets the reviewer find out), and for a base branch the merge base of HEAD and the
- * branch. git runs as a child on the exec engine under the read-only sandbox, never on the
- * loop; its output is captured (small) and the callback runs once, from the loop.
+ * The git facts a review needs before the reviewer starts: whether the thread's cwd is in a
+ * repository (we refuse a git target outside one, where upstream lets the reviewer find out),
+ * and for a base branch the merge base of HEAD and the branch. The repository check is the
+ * one the turn's AGENTS.md lookup makes (the nearest .git above cwd, prompt_docs.h): a few
+ * lstat calls, no process, so a review costs what a text turn costs. Only the merge base
+ * needs git: one command, as a child on the exec engine under the read-only sandbox (a
+ * repository's config can run code: filters, fsmonitor), never on the loop; its output is
+ * captured (small) and the callback runs once, from the loop.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "review.h"
+#include "agent/prompt/prompt_docs.h"
 #include "exec/exec.h"
 #include "io/log.h"
 #include "protocol/xmalloc.h"
@@ -22,13 +26,12 @@ extern char **environ;
 struct review_git {
 	struct ev_loop *loop;
 	char *cwd;
-	char *branch; /* baseBranch: the merge base is wanted */
-	int step;     /* 0 the repository check, 1 the merge base */
+	char *error; /* reported from the loop (later): a check or a spawn that failed */
 	struct exec_proc *proc;
 	size_t budget;
 	review_git_cb cb;
 	void *arg;
-	ev_idle later; /* a spawn failure, reported from the loop */
+	ev_idle later; /* error (or a spawn failure: no merge base), reported from the loop */
 };
 
 static void review_git_done(struct exec_proc *p, void *arg);
@@ -43,7 +46,7 @@ review_git_free(struct review_git *g)
 	ev_idle_stop(g->loop, &g->later);
 	exec_free(g->proc); /* a command still running is killed with its process group */
 	free(g->cwd);
-	free(g->branch);
+	free(g->error);
 	free(g);
 }
 
@@ -69,11 +72,11 @@ static void
 review_git_later_cb(struct ev_loop *loop, ev_idle *w, int revents)
 {
 	struct review_git *g = container_of(w, struct review_git, later);
-	char *err = g->branch;
+	char *err = g->error;
 
 	(void)loop;
 	(void)revents;
-	g->branch = NULL;
+	g->error = NULL;
 	review_git_end(g, err, NULL);
 	free(err);
 }
@@ -127,32 +130,12 @@ review_git_done(struct exec_proc *p, void *arg)
 {
 	struct review_git *g = arg;
 	int code = exec_exit_code(p);
-	char *line = review_git_line(exec_output(p, 0)), *cause = NULL, *err;
+	char *line = review_git_line(exec_output(p, 0));
 
 	exec_free(p);
 	g->proc = NULL;
-	if (g->step == 0 && code != 0) {
-		/* git says "not a git repository" (or cannot run): the review cannot start. */
-		free(line);
-		err = xasprintf("not a git repository: %s", g->cwd);
-		review_git_end(g, err, NULL);
-		free(err);
-		return;
-	}
-	if (g->step == 0 && g->branch != NULL && g->branch[0] != '-') {
-		char *argv[] = {"git", "merge-base", "HEAD", g->branch, NULL};
-
-		free(line);
-		g->step = 1;
-		if (review_git_spawn(g, argv, &cause) == 0)
-			return;
-		log_warn("review: git merge-base: %s", cause != NULL ? cause : "spawn failed");
-		free(cause);
-		review_git_end(g, NULL, NULL);
-		return;
-	}
 	/* A merge base git could not find: the prompt tells the model how to look for it. */
-	review_git_end(g, NULL, g->step == 1 && code == 0 && line[0] != '\0' ? line : NULL);
+	review_git_end(g, NULL, code == 0 && line[0] != '\0' ? line : NULL);
 	free(line);
 }
 
@@ -162,27 +145,35 @@ review_git_start(
 {
 	const char *type = json_string_value(json_object_get(target, "type"));
 	const char *branch = json_string_value(json_object_get(target, "branch"));
-	char *argv[] = {"git", "rev-parse", "--show-toplevel", NULL};
+	char *root, *cause = NULL;
 	struct review_git *g;
-	char *cause = NULL, *err;
+	int in_repo;
 
 	if (type == NULL || strcmp(type, "custom") == 0)
+		return NULL;
+	root = prompt_repo_root(cwd);
+	in_repo = root != NULL;
+	free(root);
+	/* In a repository, with no merge base to find: nothing to run, the caller goes on. */
+	if (in_repo && (strcmp(type, "baseBranch") != 0 || branch == NULL || branch[0] == '-'))
 		return NULL;
 	g = xcalloc(1, sizeof *g);
 	g->loop = loop;
 	g->cwd = xstrdup(cwd);
-	g->branch = strcmp(type, "baseBranch") == 0 && branch != NULL ? xstrdup(branch) : NULL;
 	g->cb = cb;
 	g->arg = arg;
-	if (review_git_spawn(g, argv, &cause) != 0) {
+	ev_idle_init(&g->later, review_git_later_cb);
+	if (!in_repo) {
 		/* Reported from the loop like any other end: the caller is not re-entered. */
-		err = xasprintf(
-			"cannot run git in %s: %s", cwd, cause != NULL ? cause : "spawn failed");
-		free(cause);
-		g->step = -1;
-		g->branch = (free(g->branch), err); /* the message, kept until the idle end */
-		ev_idle_init(&g->later, review_git_later_cb);
+		g->error = xasprintf("not a git repository: %s", cwd);
 		ev_idle_start(loop, &g->later);
+		return g;
+	}
+	if (review_git_spawn(g, (char *[]){"git", "merge-base", "HEAD", (char *)branch, NULL},
+		    &cause) != 0) {
+		log_warn("review: git merge-base: %s", cause != NULL ? cause : "spawn failed");
+		free(cause);
+		ev_idle_start(loop, &g->later); /* no merge base: the prompt says how to find it */
 	}
 	return g;
 }

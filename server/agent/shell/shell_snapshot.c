@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +38,12 @@ struct shell_snapshot {
 	char *cwd, *shell, *thread_id;
 	char *tmp;  /* <dir>/<id>.tmp-<nanos>: written, then checked */
 	char *path; /* <dir>/<id>.<nanos>.sh: the file once READY */
+	char *dir;  /* <codex_home>/shell_snapshots, made before the file is written */
 	json_t *policy;
 	struct exec_proc *proc;
 	struct shell_snapshot *prev; /* the thread's older snapshot, used until this one ends */
+	char **env;	    /* what the wrapper's exec hands on (the check's dump), or NULL */
+	uint64_t base_hash; /* of the environment the check started from (ours) */
 	int queued;
 	TAILQ_ENTRY(shell_snapshot) wait;
 };
@@ -64,6 +68,21 @@ snap_end(struct shell_snapshot *s, enum snap_state st)
 	s->prev = NULL;
 	snap_running--;
 	snap_next();
+}
+
+/* FNV-1a over an environment's entries (each with its NUL): which one a call starts from. */
+static uint64_t
+snap_env_hash(char *const *envp)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (size_t i = 0; envp != NULL && envp[i] != NULL; i++)
+		for (const char *p = envp[i];; p++) {
+			h = (h ^ (unsigned char)*p) * 1099511628211ull;
+			if (*p == '\0')
+				break;
+		}
+	return h;
 }
 
 /* Run argv for the snapshot (the thread's cwd and policy); 0, or -1 (logged). */
@@ -157,7 +176,7 @@ snap_capture_done(struct exec_proc *p, void *arg)
 {
 	struct shell_snapshot *s = arg;
 	const struct buf *out = exec_output(p, 0);
-	char *script = NULL, *quoted;
+	char *script = NULL;
 	struct buf text;
 	int r, code = exec_exit_code(p);
 
@@ -169,14 +188,18 @@ snap_capture_done(struct exec_proc *p, void *arg)
 			code != 0 ? "failed" : "printed no snapshot");
 		goto fail;
 	}
-	if ((r = snap_write(s->tmp, text.ptr, text.len)) != 0) {
+	/* The folder is made when there is a file for it, not at thread/start: on a busy file
+	 * system a mkdir costs a millisecond or more, and thread/start's answer waited for it. */
+	r = mkdir(s->dir, 0700) == 0 || errno == EEXIST ? 0 : -errno;
+	if (r != 0 || (r = snap_write(s->tmp, text.ptr, text.len)) != 0) {
 		log_warn("shell snapshot of thread %s: %s: %s", s->thread_id, s->tmp, strerror(-r));
 		goto fail;
 	}
-	/* A file the shell cannot source is no snapshot: calls would lose their profile. */
-	quoted = shell_words_quote(s->tmp);
-	script = xasprintf("set -e; . %s", quoted);
-	free(quoted);
+	/* A file the shell cannot source is no snapshot: calls would lose their profile. The
+	 * same shell prints the environment a call's wrapper would hand on (shell_snapshot_env). */
+	if ((script = shell_snapshot_check_script(s->tmp)) == NULL)
+		goto fail;
+	s->base_hash = snap_env_hash(environ);
 	s->state = SNAP_CHECK;
 	const char *argv[] = {s->shell, "-c", script, NULL};
 
@@ -198,9 +221,12 @@ static void
 snap_check_done(struct exec_proc *p, void *arg)
 {
 	struct shell_snapshot *s = arg;
+	const struct buf *out = exec_output(p, 0);
 	int code = exec_exit_code(p);
 
 	s->proc = NULL;
+	if (code == 0 && !exec_clipped(p) && out->ptr != NULL)
+		s->env = shell_snapshot_env(out->ptr, out->len, s->shell);
 	exec_free(p);
 	if (code != 0) {
 		log_warn("shell snapshot of thread %s: sourcing it failed (exit %d)", s->thread_id,
@@ -240,18 +266,12 @@ shell_snapshot_start(const struct shell_snapshot_opts *o, struct shell_snapshot 
 	s->policy = json_deep_copy(o->sandbox_policy);
 	s->tmp = xasprintf("%s/%s.tmp-%llu", dir, o->thread_id, nanos);
 	s->path = xasprintf("%s/%s.%llu.sh", dir, o->thread_id, nanos);
+	s->dir = xstrdup(dir);
 	s->prev = prev;
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		log_warn("shell snapshot of thread %s: %s: %s", o->thread_id, dir, strerror(errno));
-		s->state = SNAP_FAILED;
-		shell_snapshot_free(s->prev);
-		s->prev = NULL;
-	} else {
-		s->state = SNAP_WAITING;
-		s->queued = 1;
-		TAILQ_INSERT_TAIL(&snap_waiting, s, wait);
-		snap_next();
-	}
+	s->state = SNAP_WAITING;
+	s->queued = 1;
+	TAILQ_INSERT_TAIL(&snap_waiting, s, wait);
+	snap_next();
 	free(dir);
 	return s;
 }
@@ -271,12 +291,14 @@ shell_snapshot_free(struct shell_snapshot *s)
 	if (s->state == SNAP_READY)
 		unlink(s->path);
 	shell_snapshot_free(s->prev);
+	free(s->env);
 	json_decref(s->policy);
 	free(s->cwd);
 	free(s->shell);
 	free(s->thread_id);
 	free(s->tmp);
 	free(s->path);
+	free(s->dir);
 	free(s);
 }
 
@@ -311,27 +333,50 @@ snap_same_dir(const char *a, const char *b)
 	return la == lb && memcmp(a, b, la) == 0;
 }
 
-const char *
-shell_snapshot_path(const struct shell_snapshot *s, const char *cwd)
+/* The ready snapshot of the chain that serves cwd, or NULL. */
+static const struct shell_snapshot *
+snap_serving(const struct shell_snapshot *s, const char *cwd)
 {
 	for (; s != NULL; s = s->prev)
 		if (s->state == SNAP_READY && snap_same_dir(s->cwd, cwd))
-			return s->path;
+			return s;
 	return NULL;
+}
+
+const char *
+shell_snapshot_path(const struct shell_snapshot *s, const char *cwd)
+{
+	return (s = snap_serving(s, cwd)) != NULL ? s->path : NULL;
 }
 
 int
 shell_snapshot_wrap(const struct shell_snapshot *s, const char *cwd, const char *const *argv,
-	size_t argc, const char *const *keep, struct shell_words *out)
+	size_t argc, const char *const *keep, char *const **envp, struct shell_words *out)
 {
-	const char *path = shell_snapshot_path(s, cwd);
 	char *wrapper;
 	int r;
 
 	/* Only what upstream rewrites: [shell, -lc, script, args...]; the file still there. */
-	if (path == NULL || argc < 3 || strcmp(argv[1], "-lc") != 0 || access(path, R_OK) != 0)
+	if ((s = snap_serving(s, cwd)) == NULL || argc < 3 || strcmp(argv[1], "-lc") != 0 ||
+		access(s->path, R_OK) != 0)
 		return -1;
-	if ((wrapper = shell_snapshot_wrapper(path, argv, argc, keep)) == NULL)
+	/*
+	 * The wrapper's work known in advance: what it would source and exec is what the check
+	 * sourced and printed, from the same environment; the call's shell starts from there.
+	 */
+	if (s->env != NULL && (keep == NULL || keep[0] == NULL) && strcmp(argv[0], s->shell) == 0 &&
+		snap_env_hash(*envp) == s->base_hash) {
+		const char *w[] = {argv[0], "-c"};
+
+		if (shell_words_append(out, w, 2) != 0 ||
+			shell_words_append(out, argv + 2, argc - 2) != 0) {
+			shell_words_free(out);
+			return -1;
+		}
+		*envp = s->env;
+		return 0;
+	}
+	if ((wrapper = shell_snapshot_wrapper(s->path, argv, argc, keep)) == NULL)
 		return -1;
 	const char *w[] = {s->shell, "-c", wrapper};
 

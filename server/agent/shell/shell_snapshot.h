@@ -65,10 +65,14 @@ const char *shell_snapshot_path(const struct shell_snapshot *s, const char *cwd)
  * If argv is [shell, -lc, script, args...] and s serves cwd: the argv that runs it through the
  * snapshot instead, [snapshot shell, -c, wrapper], into out (empty on entry); keep[] (NULL
  * ended) are the variables the call's environment sets on purpose: they keep their values
- * whatever the file says. 0 when out was filled, -1 when argv runs as it is.
+ * whatever the file says. *envp is the call's environment. When nothing is kept, the shell is
+ * the snapshot's and *envp the daemon's own, the wrapper's work is known in advance (the
+ * check recorded the environment its exec hands on): out is then [shell, -c, script, args...]
+ * and *envp that environment (borrowed from s, valid while s lives), one shell started
+ * instead of two. 0 when out was filled, -1 when argv runs as it is.
  */
 int shell_snapshot_wrap(const struct shell_snapshot *s, const char *cwd, const char *const *argv,
-	size_t argc, const char *const *keep, struct shell_words *out);
+	size_t argc, const char *const *keep, char *const **envp, struct shell_words *out);
 
 /*
  * shell_snapshot_sweep.c: remove the stale files of <codex_home>/shell_snapshots (files
@@ -85,6 +89,18 @@ extern const char shell_snapshot_capture_script[];
  * marker): appended to file. 0, or -1 when the output is not a capture's.
  */
 int shell_snapshot_text(const char *out, size_t n, struct buf *file);
+/*
+ * The check's script: source path (set -e: a file that fails is no snapshot), then print the
+ * environment an exec from there hands on (NUL-separated), when /usr/bin/env is there.
+ */
+char *shell_snapshot_check_script(const char *path);
+/*
+ * The environment a wrapper's exec of shell hands on, from the check's output (n bytes), as
+ * a NULL-ended array in one allocation (free it alone), `_` set as bash sets it for shell;
+ * NULL when the output is not a whole dump or SHELLOPTS is exported (the check's `set -e`
+ * would show in it).
+ */
+char **shell_snapshot_env(const char *out, size_t n, const char *shell);
 /* The wrapper script: source path, keep keep[], exec argv as [argv0, -c, script, args]. */
 char *shell_snapshot_wrapper(
 	const char *path, const char *const *argv, size_t argc, const char *const *keep);

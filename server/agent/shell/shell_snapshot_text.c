@@ -139,3 +139,52 @@ shell_snapshot_wrapper(
 	}
 	return buf_steal(&b, NULL);
 }
+
+char *
+shell_snapshot_check_script(const char *path)
+{
+	struct buf b;
+
+	buf_init(&b, 1u << 20);
+	if (buf_adds(&b, "set -e; . ") != 0 || snap_quoted(&b, path) != 0 ||
+		buf_adds(
+			&b, " >/dev/null; if [ -x /usr/bin/env ]; then exec /usr/bin/env -0; fi") !=
+			0) {
+		buf_free(&b);
+		return NULL;
+	}
+	return buf_steal(&b, NULL);
+}
+
+char **
+shell_snapshot_env(const char *out, size_t n, const char *shell)
+{
+	size_t count = 0, size, k = 0;
+	const char *p, *end = out + n;
+	char **env, *text;
+
+	if (n == 0 || out[n - 1] != '\0')
+		return NULL; /* no dump (no env), or cut short */
+	for (p = out; p < end; p += strlen(p) + 1) {
+		if (p[0] == '=' || strchr(p, '=') == NULL || strncmp(p, "SHELLOPTS=", 10) == 0)
+			return NULL;
+		count++;
+	}
+	/* one block: the pointers, then the texts (`_` replaced by its own entry) */
+	size = (count + 2) * sizeof *env + n + strlen(shell) + 3;
+	env = xmalloc(size);
+	text = (char *)(env + count + 2);
+	for (p = out; p < end; p += strlen(p) + 1) {
+		if (strncmp(p, "_=", 2) == 0)
+			continue;
+		env[k++] = text;
+		memcpy(text, p, strlen(p) + 1);
+		text += strlen(p) + 1;
+	}
+	/* bash's exec sets `_` to the path it runs (the check ran env, a call runs shell) */
+	env[k++] = text;
+	memcpy(text, "_=", 2);
+	memcpy(text + 2, shell, strlen(shell) + 1);
+	env[k] = NULL;
+	return env;
+}

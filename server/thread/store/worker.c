@@ -3,7 +3,10 @@
  * job's run() and done() are called with no lock held. Jobs leave `todo` in FIFO order and enter
  * `finished` in the same order, so done() callbacks run in posting order too.
  */
+#include <sys/prctl.h>
+
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/queue.h>
 
@@ -29,6 +32,7 @@ struct worker {
 	struct worker_jobs finished;
 	unsigned queued, running;
 	int stopping;
+	char name[16]; /* the thread's name (set by the thread itself), or "" */
 };
 
 static void worker_async_cb(struct ev_loop *loop, ev_async *a, int revents);
@@ -39,6 +43,9 @@ worker_main(void *arg)
 {
 	struct worker *w = arg;
 
+	/* Named from inside: from the loop it is an open and a write of /proc/.../comm. */
+	if (w->name[0] != '\0')
+		prctl(PR_SET_NAME, w->name);
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		struct worker_job *j = STAILQ_FIRST(&w->todo);
@@ -85,13 +92,13 @@ worker_new(struct ev_loop *loop, const char *name)
 		ev_async_start(loop, &w->async);
 		ev_unref(loop); /* an idle worker does not keep the loop alive */
 	}
+	if (name != NULL)
+		snprintf(w->name, sizeof w->name, "%s", name);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (pthread_create(&w->thread, NULL, worker_main, w) != 0)
 		abort(); /* no thread: nothing sensible to fall back on */
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (name != NULL)
-		pthread_setname_np(w->thread, name);
 	return w;
 }
 

@@ -122,12 +122,41 @@ test_wrapper_keeps_the_calls_vars(void **state)
 	free(wrapper);
 }
 
+/* The check's dump becomes the environment a call starts from: `_` as bash's exec sets it. */
+static void
+test_env_from_dump(void **state)
+{
+	static const char dump[] = "A=1\0_=/usr/bin/env\0B=x=y\0EMPTY=\0";
+	char **env, *script;
+
+	(void)state;
+	env = shell_snapshot_env(dump, sizeof dump - 1, "/bin/bash");
+	assert_non_null(env);
+	assert_string_equal(env[0], "A=1");
+	assert_string_equal(env[1], "B=x=y");
+	assert_string_equal(env[2], "EMPTY=");
+	assert_string_equal(env[3], "_=/bin/bash");
+	assert_null(env[4]);
+	free(env);
+	/* no dump (no /usr/bin/env), cut short, not NAME=value, SHELLOPTS (set -e shows in it) */
+	assert_null(shell_snapshot_env("", 0, "/bin/bash"));
+	assert_null(shell_snapshot_env("A=1\0B=", 6, "/bin/bash"));
+	assert_null(shell_snapshot_env("A\0", 2, "/bin/bash"));
+	assert_null(shell_snapshot_env("SHELLOPTS=errexit\0", 18, "/bin/bash"));
+	script = shell_snapshot_check_script("/x/it's.sh");
+	assert_string_equal(script,
+		"set -e; . '/x/it'\"'\"'s.sh' >/dev/null; if [ -x /usr/bin/env ]; "
+		"then exec /usr/bin/env -0; fi");
+	free(script);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_capture_to_file),
 		cmocka_unit_test(test_wrapper_keeps_the_calls_vars),
+		cmocka_unit_test(test_env_from_dump),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
