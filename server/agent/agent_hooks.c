@@ -73,7 +73,8 @@ agent_hooks_done(void *arg, const struct hooks_result *r)
 	if (t->phase == PHASE_TOOLS) { /* a tool step: a blocked call is answered, not run */
 		t->next += t->tool_out == NULL && r->verdict == HOOKS_END;
 		json_decref(t->tool_out);
-		t->tool_out = NULL;
+		json_decref(t->tool_res);
+		t->tool_out = t->tool_res = NULL;
 	} else if (r->verdict == HOOKS_END) { /* a blocked prompt leaves no item */
 		json_decref(t->user_input);
 		t->user_input = NULL;
@@ -138,7 +139,8 @@ agent_hooks_advance(struct agent_turn *t)
 			json_decref(t->hook_call);
 			t->hook_call = json_incref(call); /* held: its address names it */
 		}
-		t->hook = hooks_tool_start(&c, t->hook_call, t->tool_out, &agent_hooks_report, t);
+		t->hook = hooks_tool_start(
+			&c, t->hook_call, t->tool_out, t->tool_res, &agent_hooks_report, t);
 		if (t->hook == NULL && t->tool_out != NULL)
 			agent_hooks_interrupt(t); /* no hook ran: the output joins the history */
 		return t->hook != NULL;
@@ -208,7 +210,8 @@ agent_hooks_interrupt(struct agent_turn *t)
 	if (fn != NULL)
 		fn(t, NULL, t->perm); /* the waiting call is refused */
 	out = out != NULL ? out : t->tool_out;
-	t->tool_out = NULL;
+	json_decref(t->tool_res);
+	t->tool_out = t->tool_res = NULL;
 	if (out != NULL) { /* the call's output still joins the history */
 		agent_record_response(t->a, out);
 		agent_history_add(t->a, out);
@@ -216,7 +219,7 @@ agent_hooks_interrupt(struct agent_turn *t)
 }
 
 /* The held output joins the history as it is: upstream runs no PostToolUse after a refusal
- * (the hook's or the user's), nor for apply_patch. */
+ * (the hook's or the user's), nor for apply_patch run as a command. */
 void
 agent_hooks_no_post(struct agent_turn *t)
 {

@@ -228,7 +228,7 @@ struct agent_turn {
 	 * call the tool hooks last saw (held) and its output waiting for PostToolUse; the call
 	 * waiting for PermissionRequest and what resumes it */
 	struct hooks_step *hook;
-	json_t *hook_input, *hook_call, *tool_out;
+	json_t *hook_input, *hook_call, *tool_out, *tool_res;
 	void *perm;
 	void (*on_perm)(struct agent_turn *t, const struct hooks_result *r, void *perm);
 	char *stop_text;

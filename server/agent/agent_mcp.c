@@ -12,6 +12,7 @@
 #include "agent_int.h"
 #include "agent/tools/mcp_output.h"
 #include "agent/tools/tool_output.h"
+#include "hooks/hooks_turn.h"
 #include "mcp/mcp.h"
 #include "mcp/mcp_resources.h"
 #include "mcp/mcp_tools.h"
@@ -66,8 +67,12 @@ agent_mcp_done(void *arg, const json_t *result, const char *error)
 		     : mcp_output_model(result, error, mcp_output_since(&c->started));
 	item = json_pack("{s:s, s:s, s:o}", "type", "function_call_output", "call_id", c->call_id,
 		"output", out);
-	agent_record_response(t->a, item);
-	agent_history_add(t->a, item);
+	if (result != NULL && !c->res && agent_hooks_output(t, item))
+		t->tool_res = json_incref((json_t *)result); /* PostToolUse's tool_response */
+	else {
+		agent_record_response(t->a, item);
+		agent_history_add(t->a, item);
+	}
 	json_decref(c->item);
 	free(c->call_id);
 	free(c);
@@ -200,8 +205,10 @@ agent_mcp_call(struct agent_turn *t, const json_t *call, const char *call_id)
 
 	if (t->a->mcp == NULL || !agent_mcp_start(t, call, call_id, chat))
 		return 0;
-	/* The response's next MCP calls go out at once, as upstream's run in parallel. */
+	/* The response's next MCP calls go out at once, as upstream's run in parallel (one by
+	 * one when the tool hooks see them: each waits for its PreToolUse). */
 	while ((nc = json_array_get(t->calls, t->next)) != NULL &&
+		!hooks_tool_seen(t->a->c.hooks, nc) &&
 		strcmp(json_string_value(json_object_get(nc, "type")) ?: "", "function_call") ==
 			0 &&
 		agent_mcp_start(t, nc, json_string_value(json_object_get(nc, "call_id")), chat))

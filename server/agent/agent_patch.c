@@ -89,7 +89,8 @@ agent_patch_answer(struct agent_patch *ap, const char *text, int ran, int exit_c
 		}
 	}
 	agent_tool_output(ap->t, ap->call_id, ap->custom, text);
-	agent_hooks_no_post(ap->t);
+	if (ap->form == AGENT_PATCH_EXEC) /* the apply_patch tool's PostToolUse runs */
+		agent_hooks_no_post(ap->t);
 	free(out);
 	free(wrapped);
 }

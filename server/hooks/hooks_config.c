@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "hooks_int.h"
+#include "hooks_tool.h"
 #include "config/config.h"
 #include "config/digest.h"
 #include "protocol/xmalloc.h"
@@ -91,6 +92,12 @@ hooks_matches(const struct hook_handler *h, const char *subject)
 	if (subject == NULL || h->matcher == NULL || h->matcher[0] == '\0' ||
 		strcmp(h->matcher, "*") == 0)
 		return 1;
+	/* upstream's tool matchers: names only select by exact name (tools.json: "echo" and
+	 * "test" miss mcp__test__echo, "e.ho" finds it) */
+	if ((h->event == HOOK_PRE_TOOL_USE || h->event == HOOK_POST_TOOL_USE ||
+		    h->event == HOOK_PERMISSION_REQUEST) &&
+		(r = hooks_tool_name_matches(h->matcher, subject)) >= 0)
+		return r;
 	if (regcomp(&re, h->matcher, REG_EXTENDED | REG_NOSUB) != 0)
 		return 0;
 	r = regexec(&re, subject, 0, NULL, 0) == 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hooks_tool.h"
 #include "hooks_turn.h"
 #include "protocol/buf.h"
 #include "protocol/xmalloc.h"
@@ -36,8 +37,9 @@ struct hooks_step {
 	int ups; /* UserPromptSubmit runs (else SessionStart) */
 	/* stop */
 	char *item_id;
-	/* tools: the call's id and command, and (PostToolUse) its output item */
-	char *call_id, *command;
+	/* tools: the call as the hooks see it, and (PostToolUse) its output item */
+	char *call_id;
+	struct hooks_tool tool;
 	json_t *output;
 	struct hooks_step *next; /* detached steps (SessionEnd) */
 };
@@ -92,7 +94,7 @@ hooks_step_free(struct hooks_step *s)
 	free(s->prompt);
 	free(s->item_id);
 	free(s->call_id);
-	free(s->command);
+	hooks_tool_clear(&s->tool);
 	json_decref(s->output);
 	free(s);
 }
@@ -225,13 +227,13 @@ hooks_tool_finish(struct hooks_step *s, const json_t *contexts, int blocked, con
 {
 	struct hooks_result res = {HOOKS_GO_ON, json_array(), NULL};
 	const json_t *v;
-	char *text;
 	size_t i;
 
 	json_array_foreach(contexts, i, v)
 		json_array_append_new(res.items, hooks_developer(json_string_value(v)));
-	if (s->kind == STEP_POST_TOOL && blocked == HOOKS_STOPPED) {
-		/* upstream's model hears the stopReason instead of the output, and goes on */
+	if (s->kind == STEP_POST_TOOL && (blocked == HOOKS_STOPPED || blocked == HOOKS_BLOCKED)) {
+		/* upstream's model hears the stopReason (or the block's reason) instead of the
+		 * output, and goes on */
 		v = json_object_get(json_array_get(feedback, 0), "text");
 		json_array_append_new(res.items, json_deep_copy(s->output));
 		json_object_set_new(json_array_get(res.items, json_array_size(res.items) - 1),
@@ -241,13 +243,10 @@ hooks_tool_finish(struct hooks_step *s, const json_t *contexts, int blocked, con
 	else if (blocked == HOOKS_BLOCKED) {
 		/* upstream answers with the first blocking hook's reason */
 		v = json_object_get(json_array_get(feedback, 0), "text");
-		text = xasprintf("Command blocked by PreToolUse hook: %s. Command: %s",
-			json_is_string(v) ? json_string_value(v) : "", s->command);
 		res.verdict = HOOKS_END;
 		json_array_append_new(res.items,
-			json_pack("{s:s, s:s, s:s}", "type", "function_call_output", "call_id",
-				s->call_id, "output", text));
-		free(text);
+			hooks_tool_blocked(
+				&s->tool, json_is_string(v) ? json_string_value(v) : ""));
 	}
 	s->r.done(s->arg, &res);
 	json_decref(res.items);
@@ -381,51 +380,32 @@ hooks_detached_live(void)
 	return hooks_detached != NULL;
 }
 
-/* The command a call runs as the hooks see it (upstream: tool "Bash", exec_command's `cmd`);
- * heap, or NULL for a call the tool hooks do not see. */
-static char *
-hooks_tool_command(const json_t *call)
-{
-	const char *type = json_string_value(json_object_get(call, "type"));
-	const char *name = json_string_value(json_object_get(call, "name"));
-	const char *a = json_string_value(json_object_get(call, "arguments"));
-	json_t *args;
-	char *cmd = NULL;
-
-	if (type == NULL || strcmp(type, "function_call") != 0 || name == NULL ||
-		strcmp(name, "exec_command") != 0 || a == NULL ||
-		json_object_get(call, "call_id") == NULL)
-		return NULL;
-	args = json_loads(a, 0, NULL);
-	if (json_is_string(json_object_get(args, "cmd")))
-		cmd = xstrdup(json_string_value(json_object_get(args, "cmd")));
-	json_decref(args);
-	return cmd;
-}
-
 int
 hooks_tool_seen(const struct hook_set *set, const json_t *call)
 {
-	char *cmd;
+	struct hooks_tool t;
 
-	if (hooks_count(set, HOOK_PRE_TOOL_USE) + hooks_count(set, HOOK_POST_TOOL_USE) == 0)
+	if (hooks_count(set, HOOK_PRE_TOOL_USE) + hooks_count(set, HOOK_POST_TOOL_USE) == 0 ||
+		hooks_tool_read(call, &t) != 0)
 		return 0;
-	cmd = hooks_tool_command(call);
-	free(cmd);
-	return cmd != NULL;
+	hooks_tool_clear(&t);
+	return 1;
 }
 
 struct hooks_step *
 hooks_permission_start(const struct hooks_ctx *c, const char *call_id, const json_t *call,
 	const char *patch, const struct hooks_step_report *r, void *arg)
 {
-	char *cmd = patch == NULL ? hooks_tool_command(call) : NULL;
+	struct hooks_tool t;
 	struct hooks_step *s;
 	json_t *in, *args, *tin;
 	const char *why;
 
-	if (hooks_count(c->set, HOOK_PERMISSION_REQUEST) == 0 || (patch == NULL && cmd == NULL)) {
-		free(cmd);
+	if (hooks_count(c->set, HOOK_PERMISSION_REQUEST) == 0 ||
+		(patch == NULL && hooks_tool_read(call, &t) != 0))
+		return NULL;
+	if (patch == NULL && t.kind != HOOKS_TOOL_SHELL) { /* MCP's: not wired yet */
+		hooks_tool_clear(&t);
 		return NULL;
 	}
 	s = hooks_step_new(c, STEP_PERMISSION, r, arg);
@@ -433,8 +413,8 @@ hooks_permission_start(const struct hooks_ctx *c, const char *call_id, const jso
 	if (patch != NULL)
 		tin = json_pack("{s:s}", "command", patch);
 	else {
-		s->command = cmd;
-		tin = json_pack("{s:s}", "command", s->command);
+		s->tool = t;
+		tin = json_pack("{s:s}", "command", s->tool.command);
 		args = json_loads(json_string_value(json_object_get(call, "arguments")), 0, NULL);
 		why = json_string_value(json_object_get(args, "justification"));
 		if (why != NULL) /* upstream's on-request escalation carries it */
@@ -451,38 +431,28 @@ hooks_permission_start(const struct hooks_ctx *c, const char *call_id, const jso
 	return NULL;
 }
 
-/* What the command printed, out of exec_command's answer ("...\nOutput:\n<output>"). */
-static json_t *
-hooks_tool_response(const json_t *output)
-{
-	const char *text = json_string_value(json_object_get(output, "output"));
-	const char *o = text != NULL ? strstr(text, "\nOutput:\n") : NULL;
-
-	return json_string(o != NULL ? o + strlen("\nOutput:\n") : text != NULL ? text : "");
-}
-
 struct hooks_step *
 hooks_tool_start(const struct hooks_ctx *c, const json_t *call, const json_t *output,
-	const struct hooks_step_report *r, void *arg)
+	const json_t *result, const struct hooks_step_report *r, void *arg)
 {
 	enum hook_event e = output != NULL ? HOOK_POST_TOOL_USE : HOOK_PRE_TOOL_USE;
+	struct hooks_tool t;
 	struct hooks_step *s;
-	char *cmd;
 	json_t *in;
 
-	if (hooks_count(c->set, e) == 0 || (cmd = hooks_tool_command(call)) == NULL)
+	if (hooks_count(c->set, e) == 0 || hooks_tool_read(call, &t) != 0)
 		return NULL;
 	s = hooks_step_new(c, output != NULL ? STEP_POST_TOOL : STEP_PRE_TOOL, r, arg);
-	s->command = cmd;
-	s->call_id = xstrdup(json_string_value(json_object_get(call, "call_id")));
+	s->tool = t;
+	s->call_id = xstrdup(t.call_id);
 	s->output = json_incref((json_t *)output);
 	in = hooks_input(s, e);
-	json_object_set_new(in, "tool_name", json_string("Bash"));
-	json_object_set_new(in, "tool_input", json_pack("{s:s}", "command", cmd));
+	json_object_set_new(in, "tool_name", json_string(t.name));
+	json_object_set_new(in, "tool_input", json_incref(t.input));
 	if (output != NULL)
-		json_object_set_new(in, "tool_response", hooks_tool_response(output));
+		json_object_set_new(in, "tool_response", hooks_tool_response(&t, output, result));
 	json_object_set_new(in, "tool_use_id", json_string(s->call_id));
-	if (hooks_step_run(s, e, "Bash", in) == 0)
+	if (hooks_step_run(s, e, t.name, in) == 0)
 		return s;
 	hooks_step_free(s);
 	return NULL;

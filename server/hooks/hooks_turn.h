@@ -71,13 +71,14 @@ void hooks_step_free(struct hooks_step *s);
 
 /*
  * The tool steps around one call (a Responses call item, borrowed): PreToolUse before it runs
- * (output NULL), PostToolUse once its output item is there (borrowed). Upstream's hooks see
- * exec_command as tool "Bash" {command}, run ids ending in ":<call id>". done's items: the
- * contexts as developer messages, then PostToolUse's the output item; a PreToolUse block is
+ * (output NULL), PostToolUse once its output item is there (borrowed; result: an MCP call's
+ * result, or NULL). The calls the hooks see and their names: hooks_tool.h; run ids end in
+ * ":<call id>". done's items: the contexts as developer messages, then PostToolUse's the
+ * output item (a block's or stop's reason replacing its output); a PreToolUse block is
  * HOOKS_END with the call's answer among the items (it must not run). NULL when no hook runs.
  */
 struct hooks_step *hooks_tool_start(const struct hooks_ctx *c, const json_t *call,
-	const json_t *output, const struct hooks_step_report *r, void *arg);
+	const json_t *output, const json_t *result, const struct hooks_step_report *r, void *arg);
 /*
  * The permission step: PermissionRequest for a call the approval policy would ask about, after
  * PreToolUse and before the approval request (upstream's order: a command's item starts after
