@@ -322,7 +322,11 @@ test_capability_token(void **state)
 	free(args);
 }
 
-/* RFC 6455 from an independent implementation: node's WebSocket (undici). */
+/*
+ * RFC 6455 from an independent implementation: node's WebSocket (undici). Where node has none
+ * (Debian 12's node 18) the npm `ws` client's suite (clients/typescript/test/rfc6455.test.ts,
+ * make clients-test) judges the same and more.
+ */
 static void
 test_node_client(void **state)
 {
@@ -335,7 +339,9 @@ test_node_client(void **state)
 
 	st = wst_wait(wst_spawn(probe, "/dev/null", "/dev/null", NULL), 20);
 	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		skip_test("node with a built-in WebSocket (node >= 20.10) is not installed");
+		skip_test(
+			"node with a built-in WebSocket (node >= 20.10) is not installed (the ws "
+			"package's suite, clients/typescript/test/rfc6455.test.ts, runs on node 18)");
 	wst_start(&d, "ws://127.0.0.1:0", NULL, NULL);
 	o = xasprintf("%s/node.out", d.dir);
 	e = xasprintf("%s/node.err", d.dir);

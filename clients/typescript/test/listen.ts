@@ -37,23 +37,36 @@ async function stopped(proc: ChildProcess): Promise<number | null> {
   return done;
 }
 
+/**
+ * The two listeners every socket test runs on. scripts/clients-test.sh counts each test() in a
+ * `for (...) of TRANSPORTS)` loop twice when it reports the suite skipped.
+ */
+export const TRANSPORTS = [["ws", "ws://127.0.0.1:0"], ["unix", "unix://DIR/app.sock"]] as const;
+
 export interface Listening {
   url: string;
   dir: string;
   workspace: string;
   /** SIGTERM, its exit status, the scratch directory removed. */
   stop(): Promise<number | null>;
+  /** The daemon's stderr so far (after stop(): all of it). */
+  log(): string;
 }
 
 /** build/app-server --listen LISTEN (DIR in it: the scratch directory) with config.toml. */
-export async function listenDaemon(listen: string, args: string[] = [], config?: string): Promise<Listening> {
+export async function listenDaemon(
+  listen: string,
+  args: string[] = [],
+  config?: string,
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<Listening> {
   const dir = mkdtempSync(join(tmpdir(), "asc-ts-ws-"));
   const home = join(dir, "home"), workspace = join(dir, "work"), log = join(dir, "stderr");
   mkdirSync(home);
   mkdirSync(workspace);
   if (config !== undefined) writeFileSync(join(home, "config.toml"), config);
   writeFileSync(log, "");
-  const env: NodeJS.ProcessEnv = { ...process.env, CODEX_HOME: home, HOME: dir };
+  const env: NodeJS.ProcessEnv = { ...process.env, CODEX_HOME: home, HOME: dir, ...extraEnv };
   delete env.OPENAI_API_KEY;
   delete env.CODEX_API_KEY;
   const proc = spawnChild(binary, ["--listen", listen.replace("DIR", dir), ...args], {
@@ -61,15 +74,18 @@ export async function listenDaemon(listen: string, args: string[] = [], config?:
     stdio: ["ignore", "ignore", openSync(log, "w")],
   });
   const url = await waitFor("app-server --listen", proc, log, () => /listening on: (\S+)/.exec(read(log))?.[1] ?? null);
+  let last: string | null = null;
   return {
     url,
     dir,
     workspace,
     async stop() {
       const code = await stopped(proc);
+      last = read(log);
       rmSync(dir, { recursive: true, force: true });
       return code;
     },
+    log: () => last ?? read(log),
   };
 }
 

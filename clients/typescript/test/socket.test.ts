@@ -13,11 +13,11 @@ import { test } from "node:test";
 
 import { connect, ConnectionClosedError, FrameReader, RpcError, WebSocketClient, WebSocketError } from "../src/index.js";
 import { acceptKey } from "../src/ws.js";
-import { APPROVAL_SCRIPT, listenDaemon, mockConfig, mockModel } from "./listen.js";
+import { APPROVAL_SCRIPT, listenDaemon, mockConfig, mockModel, TRANSPORTS } from "./listen.js";
 
 const full = { type: "dangerFullAccess" } as const;
 
-for (const [name, listen] of [["ws", "ws://127.0.0.1:0"], ["unix", "unix://DIR/app.sock"]] as const) {
+for (const [name, listen] of TRANSPORTS) {
   test(`${name}: requests, errors, notifications and command/exec`, async () => {
     const d = await listenDaemon(listen);
     try {
