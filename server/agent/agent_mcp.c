@@ -6,12 +6,11 @@
  * an interrupted call as failed, after notifications/cancelled to the server.
  */
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "agent_int.h"
 #include "agent/tools/mcp_output.h"
-#include "agent/tools/tool_output.h"
+#include "agent/tools/mcp_route.h"
 #include "hooks/hooks_turn.h"
 #include "mcp/mcp.h"
 #include "mcp/mcp_resources.h"
@@ -150,26 +149,20 @@ agent_mcp_start(struct agent_turn *t, const json_t *call, const char *call_id, i
 {
 	const char *name = json_string_value(json_object_get(call, "name"));
 	const char *ns = json_string_value(json_object_get(call, "namespace"));
-	const char *text = json_string_value(json_object_get(call, "arguments"));
 	const json_t *tool = NULL;
 	struct mcp_call_cbs cbs = {0};
 	struct agent_mcp_call *c;
 	const char *why = NULL;
-	json_error_t err;
 	json_t *args, *meta;
 	char *cause = NULL, *msg;
 	int srv;
 
 	if (ns == NULL && mcp_resources_tool(name))
-		return agent_mcp_resource(t, name, text, call_id);
-	/* Responses: the namespace names the server (the flat name is no tool there, as
-	 * upstream); Chat: the flat name alone */
-	if ((!chat && ns == NULL) || (chat && ns != NULL) ||
-		(srv = mcp_tools_find(t->a->mcp, ns, name, &tool)) < 0)
+		return agent_mcp_resource(
+			t, name, json_string_value(json_object_get(call, "arguments")), call_id);
+	if (!mcp_route_wire(call, chat) || (srv = mcp_tools_find(t->a->mcp, ns, name, &tool)) < 0)
 		return 0;
-	args = json_loads(text != NULL && text[0] != '\0' ? text : "{}", JSON_DECODE_ANY, &err);
-	if (args == NULL) {
-		msg = tool_output_bad_arguments(err.text);
+	if ((args = mcp_route_args(call, &msg)) == NULL) {
 		agent_tool_output(t, call_id, 0, msg);
 		free(msg);
 		return 1;
@@ -185,8 +178,7 @@ agent_mcp_start(struct agent_turn *t, const json_t *call, const char *call_id, i
 	cbs.progress = agent_mcp_progress;
 	cbs.done = agent_mcp_answer;
 	cbs.arg = c;
-	meta = json_pack("{s:s, s:s, s:s}", "callId", c->call_id, "threadId", t->a->c.thread_id,
-		"sessionId", t->a->c.thread_id);
+	meta = mcp_route_meta(c->call_id, t->a->c.thread_id);
 	c->h = mcp_call_tool(t->a->mcp, (size_t)srv,
 		json_string_value(json_object_get(tool, "name")), args, meta, &cbs, &cause);
 	json_decref(meta);
@@ -208,9 +200,7 @@ agent_mcp_call(struct agent_turn *t, const json_t *call, const char *call_id)
 	/* The response's next MCP calls go out at once, as upstream's run in parallel (one by
 	 * one when the tool hooks see them: each waits for its PreToolUse). */
 	while ((nc = json_array_get(t->calls, t->next)) != NULL &&
-		!hooks_tool_seen(t->a->c.hooks, nc) &&
-		strcmp(json_string_value(json_object_get(nc, "type")) ?: "", "function_call") ==
-			0 &&
+		!hooks_tool_seen(t->a->c.hooks, nc) && mcp_route_function_call(nc) &&
 		agent_mcp_start(t, nc, json_string_value(json_object_get(nc, "call_id")), chat))
 		t->next++;
 	return 1;
