@@ -1,17 +1,17 @@
 /*
  * MCP tools in a turn: the model's call (namespace mcp__<server> and the tool; the flat name on
  * the Chat wire) is a tools/call on the thread's set (mcp/mcp.h) in an mcpToolCall item, with
- * progress; shapes, approval and results as upstream's (agent/tools/mcp_output.h). The calls of
- * one response go out at once. Kept where upstream breaks it: every started item completes,
+ * progress; shapes, approval and results as upstream's (agent/tools/mcp_output.h); where the
+ * user would be asked, PermissionRequest hooks answer first. The calls of one response go out
+ * at once. Kept where upstream breaks it: every started item completes,
  * an interrupted call as failed, after notifications/cancelled to the server.
  */
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "agent_int.h"
 #include "agent/tools/mcp_output.h"
-#include "agent/tools/tool_output.h"
+#include "agent/tools/mcp_route.h"
 #include "hooks/hooks_turn.h"
 #include "mcp/mcp.h"
 #include "mcp/mcp_resources.h"
@@ -27,6 +27,9 @@ struct agent_mcp_call {
 	struct timespec started; /* the wall time the model is told, finer than ms */
 	struct mcp_call *h;	 /* the call on the server, NULL once it ended */
 	int res;		 /* a resource tool's (mcp/mcp_resources.h) */
+	size_t srv; /* the server, the tool and its arguments while PermissionRequest runs */
+	char *tool;
+	json_t *args;
 };
 
 /* A server started or failed: a model request waiting for the servers may go now. */
@@ -74,6 +77,8 @@ agent_mcp_done(void *arg, const json_t *result, const char *error)
 		agent_history_add(t->a, item);
 	}
 	json_decref(c->item);
+	json_decref(c->args);
+	free(c->tool);
 	free(c->call_id);
 	free(c);
 	agent_kick(t);
@@ -144,56 +149,70 @@ agent_mcp_resource(struct agent_turn *t, const char *name, const char *text, con
 	return 1;
 }
 
+/* tools/call on the server, the user asked first when ask (mcp_elicit.c). */
+static void
+agent_mcp_send(struct agent_mcp_call *c, int ask)
+{
+	struct mcp_call_cbs cbs = {agent_mcp_progress, agent_mcp_answer, c, NULL, ask};
+	json_t *meta = mcp_route_meta(c->call_id, c->t->a->c.thread_id);
+	char *cause = NULL;
+
+	c->h = mcp_call_tool(c->t->a->mcp, c->srv, c->tool, c->args, meta, &cbs, &cause);
+	json_decref(meta);
+	if (c->h == NULL)
+		agent_mcp_answer(c, NULL, cause);
+	free(cause);
+}
+
+/* PermissionRequest's answer (r NULL: the turn ended first): an allow calls the tool without
+ * asking, a deny fails the item with the hooks' message, no decision asks the user. */
+static void
+agent_mcp_permitted(struct agent_turn *t, const struct hooks_result *r, void *arg)
+{
+	(void)t;
+	if (r == NULL)
+		agent_mcp_answer(arg, NULL, "cancelled"); /* as an interrupted call ends */
+	else if (r->verdict == HOOKS_DENY)
+		agent_mcp_done(arg, NULL, r->message);
+	else
+		agent_mcp_send(arg, r->verdict != HOOKS_ALLOW);
+}
+
 /* Start one call (its item first); 1 when the call is an MCP tool's, else 0. */
 static int
 agent_mcp_start(struct agent_turn *t, const json_t *call, const char *call_id, int chat)
 {
 	const char *name = json_string_value(json_object_get(call, "name"));
 	const char *ns = json_string_value(json_object_get(call, "namespace"));
-	const char *text = json_string_value(json_object_get(call, "arguments"));
 	const json_t *tool = NULL;
-	struct mcp_call_cbs cbs = {0};
 	struct agent_mcp_call *c;
 	const char *why = NULL;
-	json_error_t err;
-	json_t *args, *meta;
-	char *cause = NULL, *msg;
+	json_t *args;
+	char *msg;
 	int srv;
 
 	if (ns == NULL && mcp_resources_tool(name))
-		return agent_mcp_resource(t, name, text, call_id);
-	/* Responses: the namespace names the server (the flat name is no tool there, as
-	 * upstream); Chat: the flat name alone */
-	if ((!chat && ns == NULL) || (chat && ns != NULL) ||
-		(srv = mcp_tools_find(t->a->mcp, ns, name, &tool)) < 0)
+		return agent_mcp_resource(
+			t, name, json_string_value(json_object_get(call, "arguments")), call_id);
+	if (!mcp_route_wire(call, chat) || (srv = mcp_tools_find(t->a->mcp, ns, name, &tool)) < 0)
 		return 0;
-	args = json_loads(text != NULL && text[0] != '\0' ? text : "{}", JSON_DECODE_ANY, &err);
-	if (args == NULL) {
-		msg = tool_output_bad_arguments(err.text);
+	if ((args = mcp_route_args(call, &msg)) == NULL) {
 		agent_tool_output(t, call_id, 0, msg);
 		free(msg);
 		return 1;
 	}
 	c = agent_mcp_begin(t, call_id, mcp_set_name(t->a->mcp, (size_t)srv), tool, args);
+	c->srv = (size_t)srv;
+	c->tool = xstrdup(json_string_value(json_object_get(tool, "name")) ?: "");
+	c->args = args;
 	why = mcp_output_approval(
 		mcp_set_config(t->a->mcp, (size_t)srv), tool, t->o.approval_policy);
-	if ((cbs.ask = why == MCP_OUTPUT_ASK) == 0 && why != NULL) { /* the user is asked, or not */
-		json_decref(args);
+	if (why != NULL && why != MCP_OUTPUT_ASK) /* upstream's failure: nobody may be asked */
 		agent_mcp_done(c, NULL, why);
-		return 1;
-	}
-	cbs.progress = agent_mcp_progress;
-	cbs.done = agent_mcp_answer;
-	cbs.arg = c;
-	meta = json_pack("{s:s, s:s, s:s}", "callId", c->call_id, "threadId", t->a->c.thread_id,
-		"sessionId", t->a->c.thread_id);
-	c->h = mcp_call_tool(t->a->mcp, (size_t)srv,
-		json_string_value(json_object_get(tool, "name")), args, meta, &cbs, &cause);
-	json_decref(meta);
-	json_decref(args);
-	if (c->h == NULL)
-		agent_mcp_answer(c, NULL, cause);
-	free(cause);
+	/* where the user would be asked, PermissionRequest may answer in their place */
+	else if (why == NULL || mcp_call_remembered(t->a->mcp, c->srv, c->tool) ||
+		!agent_hooks_permission(t, c->call_id, call, NULL, agent_mcp_permitted, c))
+		agent_mcp_send(c, why == MCP_OUTPUT_ASK);
 	return 1;
 }
 
@@ -208,9 +227,7 @@ agent_mcp_call(struct agent_turn *t, const json_t *call, const char *call_id)
 	/* The response's next MCP calls go out at once, as upstream's run in parallel (one by
 	 * one when the tool hooks see them: each waits for its PreToolUse). */
 	while ((nc = json_array_get(t->calls, t->next)) != NULL &&
-		!hooks_tool_seen(t->a->c.hooks, nc) &&
-		strcmp(json_string_value(json_object_get(nc, "type")) ?: "", "function_call") ==
-			0 &&
+		!hooks_tool_seen(t->a->c.hooks, nc) && mcp_route_function_call(nc) &&
 		agent_mcp_start(t, nc, json_string_value(json_object_get(nc, "call_id")), chat))
 		t->next++;
 	return 1;
@@ -225,6 +242,9 @@ agent_mcp_abort(struct agent_turn *t)
 	while (t->mcp_calls != NULL) {
 		for (c = t->mcp_calls; c->next != NULL; c = c->next)
 			;
-		mcp_call_cancel(c->h); /* its done runs now: the item completes, failed */
+		if (c->h != NULL)
+			mcp_call_cancel(c->h); /* its done runs now: the item completes, failed */
+		else			       /* still waiting for PermissionRequest */
+			agent_mcp_answer(c, NULL, "cancelled");
 	}
 }

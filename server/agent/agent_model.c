@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "agent_int.h"
+#include "agent/prompt/model_items.h"
 #include "agent/tools/dynamic_tools.h"
 #include "mcp/mcp_tools.h"
 #include "agent/tools/tool_specs.h"
@@ -26,24 +27,6 @@
 #include "thread/uuidv7.h"
 
 static void agent_model_cb(void *arg, const struct model_event *ev);
-
-/* The wire AgentMessage item. */
-static json_t *
-agent_message_item(const char *id, const char *text)
-{
-	return json_pack("{s:s, s:n, s:s, s:s, s:n, s:n, s:n, s:n}", "type", "agentMessage",
-		"moderation", "id", id, "text", text, "phase", "memoryCitation", "delivery",
-		"questions");
-}
-
-/* The wire Reasoning item. */
-static json_t *
-agent_reasoning_item(const char *id, json_t *summary, json_t *content)
-{
-	return json_pack("{s:s, s:s, s:O, s:O}", "type", "reasoning", "id", id, "summary",
-		summary != NULL ? summary : json_array(), "content",
-		content != NULL ? content : json_array());
-}
 
 /* Start reporting a streamed item (once). */
 static void
@@ -61,8 +44,8 @@ agent_stream_start(struct agent_turn *t, struct agent_stream_item *s, int kind, 
 	json_decref(s->content);
 	s->summary = json_array();
 	s->content = json_array();
-	item = kind == 0 ? agent_message_item(s->id, buf_str(&s->text))
-			 : agent_reasoning_item(s->id, s->summary, s->content);
+	item = kind == 0 ? model_items_message(s->id, buf_str(&s->text))
+			 : model_items_reasoning(s->id, s->summary, s->content);
 	agent_item_start(t, item, s->started_ms);
 	json_decref(item);
 }
@@ -77,9 +60,9 @@ agent_stream_end(struct agent_turn *t, struct agent_stream_item *s)
 		return;
 	s->started = 0;
 	if (s->kind == 0)
-		item = agent_message_item(s->id, buf_str(&s->text));
+		item = model_items_message(s->id, buf_str(&s->text));
 	else
-		item = agent_reasoning_item(s->id, s->summary, s->content);
+		item = model_items_reasoning(s->id, s->summary, s->content);
 	agent_item_complete(t, item, s->started_ms);
 	json_decref(item);
 	buf_reset(&s->text);
@@ -92,40 +75,6 @@ agent_stream_finish(struct agent_turn *t)
 {
 	agent_stream_end(t, &t->msg);
 	agent_stream_end(t, &t->reasoning);
-}
-
-/* The text of a Responses message item: its output_text parts joined. */
-static void
-agent_message_text(const json_t *item, struct buf *b)
-{
-	json_t *part;
-	size_t i;
-
-	buf_reset(b);
-	json_array_foreach(json_object_get(item, "content"), i, part)
-	{
-		const char *s = json_string_value(json_object_get(part, "text"));
-
-		if (s != NULL)
-			buf_adds(b, s);
-	}
-}
-
-/* A reasoning item's summary or content texts as an array of strings (new reference). */
-static json_t *
-agent_reasoning_texts(const json_t *item, const char *key)
-{
-	json_t *out = json_array(), *part;
-	size_t i;
-
-	json_array_foreach(json_object_get(item, key), i, part)
-	{
-		json_t *s = json_object_get(part, "text");
-
-		if (json_is_string(s))
-			json_array_append(out, s);
-	}
-	return out;
 }
 
 /* A finished model item: complete its item, keep it for the history, queue tool calls. */
@@ -147,18 +96,18 @@ agent_item_done(struct agent_turn *t, json_t *item)
 		if (!t->msg.started || (!t->msg.synth && strcmp(t->msg.id, id) != 0)) {
 			agent_stream_end(t, &t->msg);
 			/* No delta came: item/started already carries the whole text. */
-			agent_message_text(item, &t->msg.text);
+			model_items_text(item, &t->msg.text);
 			t->msg.started = 0;
 			agent_stream_start(t, &t->msg, 0, id);
 		}
-		agent_message_text(item, &t->msg.text);
+		model_items_text(item, &t->msg.text);
 		agent_stream_end(t, &t->msg);
 	} else if (strcmp(type, "reasoning") == 0) {
 		agent_stream_start(t, &t->reasoning, 1, id);
 		json_decref(t->reasoning.summary);
 		json_decref(t->reasoning.content);
-		t->reasoning.summary = agent_reasoning_texts(item, "summary");
-		t->reasoning.content = agent_reasoning_texts(item, "content");
+		t->reasoning.summary = model_items_texts(item, "summary");
+		t->reasoning.content = model_items_texts(item, "content");
 		agent_stream_end(t, &t->reasoning);
 	} else if (strcmp(type, "function_call") == 0 || strcmp(type, "custom_tool_call") == 0 ||
 		strcmp(type, "local_shell_call") == 0) {

@@ -385,7 +385,9 @@ hooks_tool_seen(const struct hook_set *set, const json_t *call)
 {
 	struct hooks_tool t;
 
-	if (hooks_count(set, HOOK_PRE_TOOL_USE) + hooks_count(set, HOOK_POST_TOOL_USE) == 0 ||
+	if (hooks_count(set, HOOK_PRE_TOOL_USE) + hooks_count(set, HOOK_POST_TOOL_USE) +
+				hooks_count(set, HOOK_PERMISSION_REQUEST) ==
+			0 ||
 		hooks_tool_read(call, &t) != 0)
 		return 0;
 	hooks_tool_clear(&t);
@@ -399,12 +401,12 @@ hooks_permission_start(const struct hooks_ctx *c, const char *call_id, const jso
 	struct hooks_tool t;
 	struct hooks_step *s;
 	json_t *in, *args, *tin;
-	const char *why;
+	const char *why, *name;
 
 	if (hooks_count(c->set, HOOK_PERMISSION_REQUEST) == 0 ||
 		(patch == NULL && hooks_tool_read(call, &t) != 0))
 		return NULL;
-	if (patch == NULL && t.kind != HOOKS_TOOL_SHELL) { /* MCP's: not wired yet */
+	if (patch == NULL && t.kind == HOOKS_TOOL_PATCH) { /* the patch's text comes verified */
 		hooks_tool_clear(&t);
 		return NULL;
 	}
@@ -412,7 +414,10 @@ hooks_permission_start(const struct hooks_ctx *c, const char *call_id, const jso
 	s->call_id = xstrdup(call_id != NULL ? call_id : "");
 	if (patch != NULL)
 		tin = json_pack("{s:s}", "command", patch);
-	else {
+	else if (t.kind == HOOKS_TOOL_MCP) { /* its name and arguments, as PreToolUse's */
+		s->tool = t;
+		tin = json_incref(s->tool.input);
+	} else {
 		s->tool = t;
 		tin = json_pack("{s:s}", "command", s->tool.command);
 		args = json_loads(json_string_value(json_object_get(call, "arguments")), 0, NULL);
@@ -422,10 +427,12 @@ hooks_permission_start(const struct hooks_ctx *c, const char *call_id, const jso
 		json_decref(args);
 	}
 	in = hooks_input(s, HOOK_PERMISSION_REQUEST);
-	json_object_set_new(in, "tool_name", json_string(patch != NULL ? "apply_patch" : "Bash"));
+	name = patch != NULL			 ? "apply_patch"
+		: s->tool.kind == HOOKS_TOOL_MCP ? s->tool.name
+						 : "Bash";
+	json_object_set_new(in, "tool_name", json_string(name));
 	json_object_set_new(in, "tool_input", tin);
-	if (hooks_step_run(
-		    s, HOOK_PERMISSION_REQUEST, patch != NULL ? "apply_patch" : "Bash", in) == 0)
+	if (hooks_step_run(s, HOOK_PERMISSION_REQUEST, name, in) == 0)
 		return s;
 	hooks_step_free(s);
 	return NULL;

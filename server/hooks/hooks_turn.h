@@ -84,12 +84,14 @@ struct hooks_step *hooks_tool_start(const struct hooks_ctx *c, const json_t *cal
  * PreToolUse and before the approval request (upstream's order: a command's item starts after
  * it, a patch's before). exec_command's call is tool "Bash" {command, description: its
  * justification}; a patch (its text without the heredoc; call NULL) is "apply_patch"
- * {command}. done's verdict: HOOKS_ALLOW, HOOKS_DENY, or HOOKS_GO_ON (no decision: the client
- * is asked). NULL when no hook runs.
+ * {command}; an MCP tool's (after its item started, where the user would be asked) is
+ * "mcp__<server>__<tool>" with the call's arguments. done's verdict: HOOKS_ALLOW, HOOKS_DENY, or
+ * HOOKS_GO_ON (no decision: the client is asked). NULL when no hook runs.
  */
 struct hooks_step *hooks_permission_start(const struct hooks_ctx *c, const char *call_id,
 	const json_t *call, const char *patch, const struct hooks_step_report *r, void *arg);
-/* Whether the tool hooks see that call (its output then waits for PostToolUse). */
+/* Whether the tool hooks (PreToolUse, PermissionRequest, PostToolUse) see that call: its output
+ * then waits for PostToolUse, and a response's MCP calls go out one by one. */
 int hooks_tool_seen(const struct hook_set *set, const json_t *call);
 
 /* UserPromptSubmit's `prompt`: the input's texts (heap). Stop's `last_assistant_message`:

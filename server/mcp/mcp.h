@@ -162,6 +162,9 @@ struct mcp_call *mcp_call_tool(struct mcp_set *s, size_t i, const char *tool, co
  */
 struct mcp_call *mcp_request(struct mcp_set *s, size_t i, const char *method, json_t *params,
 	const struct mcp_call_cbs *cbs, char **cause);
+/* Whether tools/call `tool` of server i goes without asking though cbs->ask says ask: the user
+ * approved it for the session (and its approval_mode is not "prompt"). */
+int mcp_call_remembered(const struct mcp_set *s, size_t i, const char *tool);
 /* Cancel: notifications/cancelled to the server, then done (error "cancelled") at once. */
 void mcp_call_cancel(struct mcp_call *c);
 

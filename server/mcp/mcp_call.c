@@ -140,6 +140,12 @@ mcp_call_tool(struct mcp_set *s, size_t i, const char *tool, const json_t *args,
 	return c;
 }
 
+int
+mcp_call_remembered(const struct mcp_set *s, size_t i, const char *tool)
+{
+	return mcp_elicit_remembered(&s->sv[i], tool);
+}
+
 struct mcp_call *
 mcp_request(struct mcp_set *s, size_t i, const char *method, json_t *params,
 	const struct mcp_call_cbs *cbs, char **cause)

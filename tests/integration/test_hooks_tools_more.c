@@ -5,7 +5,9 @@
  * hook runs (event, status, entries), the model's last request after the user's message (the
  * call, the contexts, the call's answer; wall times aside), the hooks' stdin (tool_name,
  * tool_input, tool_response, tool_use_id) and whether the tool's effect happened must be
- * upstream's. Covers the apply_patch tool, MCP tools, PostToolUse blocks and the matchers.
+ * upstream's, and around an MCP call the order of the hooks, its item and the user's approval
+ * request (the client declines, as the recording's). Covers the apply_patch tool, MCP tools,
+ * PostToolUse blocks, the matchers and an MCP call's PermissionRequest (deny, allow, none).
  * (Not replayed: "shell_command" and "shell", which 0.169 no longer runs while we do.)
  */
 #include <stdarg.h>
@@ -143,6 +145,46 @@ hm_equal(const char *what, const json_t *want, const json_t *got)
 	fail_msg("%s: upstream %s, here %s", what, w, g);
 }
 
+/* The recording's client declines every request it is sent. */
+static json_t *
+hm_decline(void *arg, const json_t *req)
+{
+	(void)arg;
+	if (strcmp(json_string_value(json_object_get(req, "method")) ?: "",
+		    "mcpServer/elicitation/request") == 0)
+		return json_pack("{s:s, s:n, s:n}", "action", "decline", "content", "_meta");
+	return json_pack("{s:s}", "decision", "decline");
+}
+
+/*
+ * Append the steps of a turn around its MCP call, in order: each hook run's event and
+ * status, the mcpToolCall item started and completed (status, error), the user asked. ev: a
+ * recorded event ({method, run|item}) or one of our messages ({method, params}).
+ */
+static void
+hm_step(json_t *steps, const json_t *ev)
+{
+	const char *m = json_string_value(json_object_get(ev, "method")) ?: "";
+	const json_t *p = json_object_get(ev, "params") ?: ev;
+	const json_t *run = json_object_get(p, "run"), *item = json_object_get(p, "item");
+	const char *id = json_string_value(json_object_get(run, "id"));
+
+	if (strcmp(m, "hook/completed") == 0 && id != NULL && strstr(id, ":call-1") != NULL)
+		json_array_append_new(steps,
+			json_sprintf("%s %s", json_string_value(json_object_get(run, "eventName")),
+				json_string_value(json_object_get(run, "status"))));
+	else if (strncmp(m, "item/", 5) == 0 &&
+		strcmp(json_string_value(json_object_get(item, "type")) ?: "", "mcpToolCall") == 0)
+		json_array_append_new(steps,
+			json_sprintf("%s %s %s", m,
+				json_string_value(json_object_get(item, "status")),
+				json_string_value(
+					json_object_get(json_object_get(item, "error"), "message"))
+					?: "-"));
+	else if (strcmp(m, "mcpServer/elicitation/request") == 0)
+		json_array_append_new(steps, json_string(m));
+}
+
 static void
 hm_replay(const char *name)
 {
@@ -187,10 +229,23 @@ hm_replay(const char *name)
 	cfg = t;
 	o.script = s = tt_script(script);
 	o.config_extra = cfg;
+	o.approval_policy = json_string_value(
+		json_object_get(json_object_get(c, "thread_start"), "approvalPolicy"));
+	o.sandbox =
+		json_string_value(json_object_get(json_object_get(c, "thread_start"), "sandbox"));
 	tt_start(&f, &o);
 	free(s);
 	mcp_ready(&f);
-	msgs = tt_turn(&f, "hi", NULL, NULL, NULL);
+	msgs = tt_turn(&f, "hi", NULL, hm_decline, NULL);
+
+	/* around the MCP call: the hooks, its item, the user asked (or not), in order */
+	want = json_array();
+	got = json_array();
+	json_array_foreach(json_object_get(c, "events"), i, ev) hm_step(want, ev);
+	json_array_foreach(msgs, i, ev) hm_step(got, ev);
+	hm_equal("the steps around the call", want, got);
+	json_decref(want);
+	json_decref(got);
 
 	/* the hook runs: event, status, entries, the run id's call */
 	want = json_array();
@@ -298,6 +353,9 @@ CASE(mcp_match_bare)
 CASE(mcp_match_regex)
 CASE(mcp_match_server)
 CASE(exec_post_block)
+CASE(mcp_perm_deny)
+CASE(mcp_perm_allow)
+CASE(mcp_perm_none)
 
 int
 main(void)
@@ -320,6 +378,9 @@ main(void)
 		cmocka_unit_test(test_mcp_match_regex),
 		cmocka_unit_test(test_mcp_match_server),
 		cmocka_unit_test(test_exec_post_block),
+		cmocka_unit_test(test_mcp_perm_deny),
+		cmocka_unit_test(test_mcp_perm_allow),
+		cmocka_unit_test(test_mcp_perm_none),
 	};
 	asc_ref_load();
 	return cmocka_run_group_tests(tests, NULL, NULL);

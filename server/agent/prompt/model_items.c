@@ -1,0 +1,53 @@
+/*
+ * The model's answer as wire items (model_items.h): agent_model.c streams them, these say
+ * their shapes and read the texts out of the model's own items.
+ */
+#include "model_items.h"
+
+json_t *
+model_items_message(const char *id, const char *text)
+{
+	return json_pack("{s:s, s:n, s:s, s:s, s:n, s:n, s:n, s:n}", "type", "agentMessage",
+		"moderation", "id", id, "text", text, "phase", "memoryCitation", "delivery",
+		"questions");
+}
+
+json_t *
+model_items_reasoning(const char *id, json_t *summary, json_t *content)
+{
+	return json_pack("{s:s, s:s, s:O, s:O}", "type", "reasoning", "id", id, "summary",
+		summary != NULL ? summary : json_array(), "content",
+		content != NULL ? content : json_array());
+}
+
+void
+model_items_text(const json_t *item, struct buf *b)
+{
+	json_t *part;
+	size_t i;
+
+	buf_reset(b);
+	json_array_foreach(json_object_get(item, "content"), i, part)
+	{
+		const char *s = json_string_value(json_object_get(part, "text"));
+
+		if (s != NULL)
+			buf_adds(b, s);
+	}
+}
+
+json_t *
+model_items_texts(const json_t *item, const char *key)
+{
+	json_t *out = json_array(), *part;
+	size_t i;
+
+	json_array_foreach(json_object_get(item, key), i, part)
+	{
+		json_t *s = json_object_get(part, "text");
+
+		if (json_is_string(s))
+			json_array_append(out, s);
+	}
+	return out;
+}
