@@ -12,9 +12,11 @@
  * `pend`). A server freed meanwhile lets go of the job and hands it the buffer, which the job
  * frees on its return. Only the loop thread touches the ev_async's start and the servers.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "mcp_int.h"
 #include "io/linebuf.h"
@@ -41,12 +43,34 @@ static struct ev_loop *mcp_parse_loop;
 
 static void mcp_parse_async_cb(struct ev_loop *loop, ev_async *w, int revents);
 
+/*
+ * APP_SERVER_MCP_PARSE_PAUSE_MS: a big message's parse waits this long first (at most 10 s),
+ * so a test can show the loop serving during it however loaded the machine is. It only
+ * delays the parse, on its own thread.
+ */
+static void
+mcp_parse_pause(void)
+{
+	const char *v = getenv("APP_SERVER_MCP_PARSE_PAUSE_MS");
+	unsigned long ms = v != NULL ? strtoul(v, NULL, 10) : 0;
+	struct timespec ts;
+
+	if (ms == 0)
+		return;
+	ms = ms > 10000 ? 10000 : ms;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
 static void *
 mcp_parse_main(void *arg)
 {
 	struct mcp_parse *j = arg;
 	json_error_t e;
 
+	mcp_parse_pause();
 	j->msg = json_loadb(j->line, j->len, 0, &e);
 	pthread_mutex_lock(&mcp_parse_mu);
 	j->next = mcp_parse_done;

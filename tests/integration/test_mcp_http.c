@@ -310,7 +310,10 @@ test_json_and_server_stream(void **state)
 static void
 http_big(const char *mode)
 {
-	static const char *const env[] = {"APP_SERVER_LOG=info", NULL};
+	/* the parse waits 2 s first: the request below is surely read during it, however slow
+	 * this test is to see the log line (a 50 MB parse alone took less than that under load) */
+	static const char *const env[] = {
+		"APP_SERVER_LOG=info", "APP_SERVER_MCP_PARSE_PAUSE_MS=2000", NULL};
 	const char *const more[] = {mode, NULL};
 	struct hs h;
 	struct tt f;
