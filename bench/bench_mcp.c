@@ -66,48 +66,15 @@ bm_script(long pairs)
 	return t;
 }
 
-struct bm_mock {
-	pid_t pid;
-	int port;
-	char dir[64];
-};
-
+/* The mock on a script of pairs call-and-answer turns. */
 static int
-bm_mock_start(struct bm_mock *m, const char *bin, long pairs)
+bm_mock_start(struct bench_mock *m, const char *bin, long pairs)
 {
-	char *spath, *pfile, buf[32] = "", *script = bm_script(pairs);
-	FILE *f;
+	char *script = bm_script(pairs);
+	int r = bench_mock_model(m, bin, "/tmp/bench_mcp_mm.XXXXXX", script);
 
-	snprintf(m->dir, sizeof m->dir, "/tmp/bench_mcp_mm.XXXXXX");
-	if (mkdtemp(m->dir) == NULL)
-		return -1;
-	spath = xasprintf("%s/script.json", m->dir);
-	pfile = xasprintf("%s/port", m->dir);
-	if ((f = fopen(spath, "w")) != NULL) {
-		fputs(script, f);
-		fclose(f);
-	}
 	free(script);
-	fflush(stdout);
-	if ((m->pid = fork()) == 0) {
-		freopen("/dev/null", "w", stdout);
-		freopen("/dev/null", "w", stderr);
-		execl(bin, bin, "mock-model", "--script", spath, "--port-file", pfile,
-			(char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 500 && buf[0] == '\0'; i++) {
-		bench_sleep(0.01);
-		if ((f = fopen(pfile, "r")) != NULL) {
-			if (fgets(buf, sizeof buf, f) == NULL)
-				buf[0] = '\0';
-			fclose(f);
-		}
-	}
-	m->port = (int)strtol(buf, NULL, 10);
-	free(spath);
-	free(pfile);
-	return m->port > 0 ? 0 : -1;
+	return r;
 }
 
 /* config.toml: the mock, and n servers (test when n is 1, else s0..), timing into tfile. */
@@ -376,8 +343,8 @@ main(int argc, char **argv)
 	struct bench_report rep = {.values = 1, .width = {62, 10, 5, 8}};
 	struct bench_target up;
 	char home[] = "/tmp/bench_mcp.XXXXXX", bindir[64] = "", load[64], *upargv[3];
-	struct bm_mock m = {0};
-	int status = 2, have_up, st;
+	struct bench_mock m = {0};
+	int status = 2, have_up;
 
 	signal(SIGPIPE, SIG_IGN);
 	if (bench_begin(&o.t, argc, argv, opts, nitems(opts), bm_usage, home, &status) != 0)
@@ -396,9 +363,7 @@ main(int argc, char **argv)
 	if (only & P_CALL) {
 		bm_call(&o, &rep, &o.t, "ours", m.port, 0);
 		if (have_up) { /* a fresh mock: upstream's own requests must not shift the script */
-			kill(m.pid, SIGTERM);
-			waitpid(m.pid, &st, 0);
-			bench_rmtree(m.dir);
+			bench_mock_stop(&m);
 			if (bm_mock_start(&m, o.t.bin, o.runs + 10) != 0) {
 				bench_fail(&rep, "setup", "no mock model", -1);
 				goto done;
@@ -417,11 +382,8 @@ main(int argc, char **argv)
 			bm_rss(&rep, &up, "upstream", m.port);
 	}
 done:
-	if (m.pid > 0) {
-		kill(m.pid, SIGTERM);
-		waitpid(m.pid, &st, 0);
-		bench_rmtree(m.dir);
-	}
+	if (m.pid > 0)
+		bench_mock_stop(&m);
 	bench_print(&rep);
 	if (o.json)
 		bench_report_json(&rep, json_pack("{s:s}", "bin", o.t.bin));

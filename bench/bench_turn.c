@@ -59,49 +59,6 @@ static const char bt_tool_resp[] =
 	"\"yield_time_ms\":10000}},"
 	"{\"ev\":\"completed\"}]}";
 
-/* Start the mock on a script (JSON text). */
-static int
-bt_mock_start(struct bench_mock *m, const char *bin, const char *script)
-{
-	char *spath, *pfile;
-	FILE *f;
-	int r;
-
-	if (bench_mock_dir(m, "/tmp/bench_turn_mm.XXXXXX") != 0)
-		return -1;
-	spath = xasprintf("%s/script.json", m->dir);
-	pfile = xasprintf("%s/port", m->dir);
-	f = fopen(spath, "w");
-	fputs(script, f);
-	fclose(f);
-	r = bench_mock_exec(m,
-		(char *const[]){
-			(char *)bin, "mock-model", "--script", spath, "--port-file", pfile, NULL});
-	free(spath);
-	free(pfile);
-	return r;
-}
-
-/* A CODEX_HOME whose config.toml points at the mock; the workspace beside it. */
-static void
-bt_home(const char *home, int port)
-{
-	char *p = xasprintf("%s/config.toml", home), *ws = xasprintf("%s/ws", home);
-	FILE *f = fopen(p, "w");
-
-	fprintf(f,
-		"model = \"mock-model\"\napproval_policy = \"never\"\nsandbox_mode = \"read-only\"\n"
-		"model_provider = \"mock_provider\"\n[features]\nremote_models = false\n"
-		"[model_providers.mock_provider]\nname = \"mock\"\n"
-		"base_url = \"http://127.0.0.1:%d/v1\"\nwire_api = \"responses\"\n"
-		"request_max_retries = 0\nstream_max_retries = 0\n",
-		port);
-	fclose(f);
-	mkdir(ws, 0700);
-	free(p);
-	free(ws);
-}
-
 /* One daemon with a thread in sandbox mode `sandbox`; its thread id in tid. */
 static int
 bt_open(struct bench_lc *c, const struct bench_target *t, const char *sandbox, char tid[64])
@@ -201,11 +158,11 @@ bt_text(const struct bt_opts *o, struct bench_report *rep, const struct bench_ta
 	struct bench_lc c;
 	struct bench_rollup ru;
 
-	if (bt_mock_start(&m, o->t.bin, script) != 0) {
+	if (bench_mock_model(&m, o->t.bin, "/tmp/bench_turn_mm.XXXXXX", script) != 0) {
 		bench_fail(rep, "text", "the mock model did not start", -1);
 		goto out;
 	}
-	bt_home(getenv("CODEX_HOME"), m.port);
+	bench_mock_home(getenv("CODEX_HOME"), m.port);
 	if (bt_open(&c, t, "danger-full-access", tid) != 0) {
 		bench_fail(rep, "text", "no thread", -1);
 		bench_mock_stop(&m);
@@ -279,11 +236,11 @@ bt_tool(const struct bt_opts *o, struct bench_report *rep, const struct bench_ta
 		buf_printf(&script, ",%s", bt_text_resp);
 	}
 	buf_adds(&script, "]}");
-	if (bt_mock_start(&m, o->t.bin, buf_str(&script)) != 0) {
+	if (bench_mock_model(&m, o->t.bin, "/tmp/bench_turn_mm.XXXXXX", buf_str(&script)) != 0) {
 		bench_fail(rep, "tool", "the mock model did not start", -1);
 		goto out;
 	}
-	bt_home(getenv("CODEX_HOME"), m.port);
+	bench_mock_home(getenv("CODEX_HOME"), m.port);
 	if (bt_open(&c, t, sandbox, tid) != 0) {
 		bench_fail(rep, "tool", "no thread", -1);
 		bench_mock_stop(&m);
@@ -361,7 +318,9 @@ bt_profile(const struct bt_opts *o, struct bench_report *rep, const struct bench
 		buf_printf(&script, ",%s", bt_text_resp);
 	}
 	buf_adds(&script, "]}");
-	if (mkdtemp(home) == NULL || bt_mock_start(&m, o->t.bin, buf_str(&script)) != 0) {
+	if (mkdtemp(home) == NULL ||
+		bench_mock_model(&m, o->t.bin, "/tmp/bench_turn_mm.XXXXXX", buf_str(&script)) !=
+			0) {
 		bench_fail(rep, "profile", "the mock model did not start", -1);
 		goto out;
 	}
@@ -373,7 +332,7 @@ bt_profile(const struct bt_opts *o, struct bench_report *rep, const struct bench
 	free(p);
 	old = getenv("HOME") != NULL ? xstrdup(getenv("HOME")) : NULL;
 	setenv("HOME", home, 1);
-	bt_home(getenv("CODEX_HOME"), m.port);
+	bench_mock_home(getenv("CODEX_HOME"), m.port);
 	if (bt_open(&c, t, "danger-full-access", tid) != 0) {
 		bench_fail(rep, "profile", "no thread", -1);
 		bench_mock_stop(&m);
@@ -441,11 +400,11 @@ bt_relay(const struct bt_opts *o, struct bench_report *rep, const struct bench_t
 	buf_adds(&script,
 		",{\"ev\":\"message\",\"id\":\"msg-1\",\"text\":\"x\"},{\"ev\":"
 		"\"completed\"}]}],\"repeat\":true}");
-	if (bt_mock_start(&m, o->t.bin, buf_str(&script)) != 0) {
+	if (bench_mock_model(&m, o->t.bin, "/tmp/bench_turn_mm.XXXXXX", buf_str(&script)) != 0) {
 		bench_fail(rep, "relay", "the mock model did not start", -1);
 		goto out;
 	}
-	bt_home(getenv("CODEX_HOME"), m.port);
+	bench_mock_home(getenv("CODEX_HOME"), m.port);
 	if (bt_open(&c, t, "danger-full-access", tid) == 0) {
 		for (int i = 0; i < 20; i++)
 			bt_turn(&c, tid, &f, rep, bt_relay_line, &r);

@@ -45,30 +45,6 @@ static const char bu_script[] =
 	"\"lo\"},{\"ev\":\"message\",\"id\":\"msg-1\",\"text\":\"Hello\"},{\"ev\":\"completed\","
 	"\"input_tokens\":10,\"output_tokens\":5,\"total_tokens\":15}]}],\"repeat\":true}";
 
-/* Start the mock on bu_script; 0 or -1. */
-static int
-bu_mock_start(struct bench_mock *m, const char *bin)
-{
-	char *spath, *pfile;
-	FILE *f;
-	int r;
-
-	if (bench_mock_dir(m, "/tmp/bench_usercmd_mm.XXXXXX") != 0)
-		return -1;
-	spath = xasprintf("%s/script.json", m->dir);
-	pfile = xasprintf("%s/port", m->dir);
-	if ((f = fopen(spath, "w")) != NULL) {
-		fputs(bu_script, f);
-		fclose(f);
-	}
-	r = bench_mock_exec(m,
-		(char *const[]){
-			(char *)bin, "mock-model", "--script", spath, "--port-file", pfile, NULL});
-	free(spath);
-	free(pfile);
-	return r;
-}
-
 /* Run argv in dir, quietly; its exit status (-1: not run). */
 static int
 bu_run(const char *dir, char *const argv[])
@@ -389,7 +365,8 @@ main(int argc, char **argv)
 	if (!o.json)
 		printf("bench_usercmd: %s%s%s, load %s\n", o.t.bin, have_up ? " vs " : "",
 			have_up ? o.upstream : "", load);
-	if (bu_mock_start(&m, o.t.bin) != 0 || bu_home(m.port) != 0) {
+	if (bench_mock_model(&m, o.t.bin, "/tmp/bench_usercmd_mm.XXXXXX", bu_script) != 0 ||
+		bu_home(m.port) != 0) {
 		bench_fail(&rep, "setup", "no mock model or no git repository", -1);
 		goto done;
 	}

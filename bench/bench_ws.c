@@ -84,48 +84,6 @@ static const char bw_text_resp[] =
 	"\"text_delta\",\"delta\":\"lo\"},{\"ev\":\"message\",\"id\":\"msg-1\",\"text\":\"Hello\"},"
 	"{\"ev\":\"completed\",\"input_tokens\":10,\"output_tokens\":5,\"total_tokens\":15}]}]}";
 
-static int
-bw_mock_start(struct bench_mock *m, const char *bin)
-{
-	char *spath, *pfile;
-	FILE *f;
-	int r;
-
-	if (bench_mock_dir(m, "/tmp/bench_ws_mm.XXXXXX") != 0)
-		return -1;
-	spath = xasprintf("%s/script.json", m->dir);
-	pfile = xasprintf("%s/port", m->dir);
-	f = fopen(spath, "w");
-	fputs(bw_text_resp, f);
-	fclose(f);
-	r = bench_mock_exec(m,
-		(char *const[]){
-			(char *)bin, "mock-model", "--script", spath, "--port-file", pfile, NULL});
-	free(spath);
-	free(pfile);
-	return r;
-}
-
-/* CODEX_HOME's config.toml on the mock (bench_turn's), and the workspace beside it. */
-static void
-bw_home(const char *home, int port)
-{
-	char *p = xasprintf("%s/config.toml", home), *ws = xasprintf("%s/ws", home);
-	FILE *f = fopen(p, "w");
-
-	fprintf(f,
-		"model = \"mock-model\"\napproval_policy = \"never\"\nsandbox_mode = \"read-only\"\n"
-		"model_provider = \"mock_provider\"\n[features]\nremote_models = false\n"
-		"[model_providers.mock_provider]\nname = \"mock\"\n"
-		"base_url = \"http://127.0.0.1:%d/v1\"\nwire_api = \"responses\"\n"
-		"request_max_retries = 0\nstream_max_retries = 0\n",
-		port);
-	fclose(f);
-	mkdir(ws, 0700);
-	free(p);
-	free(ws);
-}
-
 /* Start the listener (argv + --listen ws://127.0.0.1:0); its URL from the banner, or -1. */
 static pid_t
 bw_daemon(const struct bench_target *t, char url[128])
@@ -387,16 +345,17 @@ bw_run(const struct bw_opts *o, struct bench_report *rep, const struct bench_tar
 	int st;
 
 	/* the mock is ours even when --bin is a wrapper (perf) or the daemon is upstream */
-	if (bw_mock_start(&m,
+	if (bench_mock_model(&m,
 		    getenv("APP_SERVER_BIN") != NULL ? getenv("APP_SERVER_BIN")
-						     : "build/app-server") != 0) {
+						     : "build/app-server",
+		    "/tmp/bench_ws_mm.XXXXXX", bw_text_resp) != 0) {
 		bench_fail(rep, who, "mock-model did not start", -1);
 		return;
 	}
 	/* each daemon on an empty CODEX_HOME: none reads the other's 1,000 threads */
 	bench_rmtree(t->home);
 	mkdir(t->home, 0700);
-	bw_home(t->home, m.port);
+	bench_mock_home(t->home, m.port);
 	if ((r.pid = bw_daemon(t, url)) < 0) {
 		bench_fail(rep, who, "the listener did not start", -1);
 		bench_mock_stop(&m);

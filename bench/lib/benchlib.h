@@ -172,5 +172,10 @@ int bench_mock_dir(struct bench_mock *m, const char *tmpl);
 int bench_mock_exec(struct bench_mock *m, char *const argv[]);
 /* SIGTERM the mock, reap it, remove its folder. */
 void bench_mock_stop(struct bench_mock *m);
+/* `bin mock-model` on script (JSON text) in a folder from tmpl; 0 once it listens, else -1. */
+int bench_mock_model(struct bench_mock *m, const char *bin, const char *tmpl, const char *script);
+/* home's config.toml pointing the model at the mock on port (never ask, read-only, no
+ * retries), and the workspace folder home/ws. */
+void bench_mock_home(const char *home, int port);
 
 #endif

@@ -1,8 +1,10 @@
 /*
  * A mock a bench talks to (app-server mock-model, tests/integration/mock_chatgpt.py): started
  * quietly in a folder of its own, ready once it wrote its port to <folder>/port, stopped with
- * that folder removed. One place for what bench_turn, bench_usercmd and bench_account repeated.
+ * that folder removed. One place for what bench_turn, bench_usercmd, bench_mcp, bench_ws and
+ * bench_account repeated: the mock model on a script, and a CODEX_HOME pointed at it.
  */
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <signal.h>
@@ -56,4 +58,49 @@ bench_mock_stop(struct bench_mock *m)
 	kill(m->pid, SIGTERM);
 	waitpid(m->pid, &st, 0);
 	bench_rmtree(m->dir);
+}
+
+int
+bench_mock_model(struct bench_mock *m, const char *bin, const char *tmpl, const char *script)
+{
+	char *spath, *pfile;
+	FILE *f;
+	int r = -1;
+
+	if (bench_mock_dir(m, tmpl) != 0)
+		return -1;
+	spath = xasprintf("%s/script.json", m->dir);
+	pfile = xasprintf("%s/port", m->dir);
+	if ((f = fopen(spath, "w")) != NULL) {
+		fputs(script, f);
+		if (fclose(f) == 0)
+			r = bench_mock_exec(m,
+				(char *const[]){(char *)bin, "mock-model", "--script", spath,
+					"--port-file", pfile, NULL});
+	}
+	free(spath);
+	free(pfile);
+	return r;
+}
+
+void
+bench_mock_home(const char *home, int port)
+{
+	char *p = xasprintf("%s/config.toml", home), *ws = xasprintf("%s/ws", home);
+	FILE *f = fopen(p, "w");
+
+	if (f != NULL) {
+		fprintf(f,
+			"model = \"mock-model\"\napproval_policy = \"never\"\n"
+			"sandbox_mode = \"read-only\"\nmodel_provider = \"mock_provider\"\n"
+			"[features]\nremote_models = false\n"
+			"[model_providers.mock_provider]\nname = \"mock\"\n"
+			"base_url = \"http://127.0.0.1:%d/v1\"\nwire_api = \"responses\"\n"
+			"request_max_retries = 0\nstream_max_retries = 0\n",
+			port);
+		fclose(f);
+	}
+	mkdir(ws, 0700);
+	free(p);
+	free(ws);
 }
