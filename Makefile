@@ -59,7 +59,7 @@ endif
 # $(call objs,DIR,SOURCES)
 objs = $(patsubst %.c,$(1)/obj/%.o,$(2))
 
-.PHONY: all build-all check-layout methods-check clients-test newcomer-check run test deps reference bare-check schema schema-check unit integration suite san-test bench install clean format format-check
+.PHONY: all build-all check-layout methods-check clients-test newcomer-check run test deps reference bare-check schema schema-check unit integration suite san-test san-unit san-integration bench install clean format format-check
 
 all: $(BUILD)/app-server $(BUILD)/app-client
 
@@ -212,11 +212,17 @@ suite: $(BUILD)/suite-runner
 integration: reference $(BUILD)/app-server $(INT_BINS) $(HELPER_BINS)
 	@$(REFENV) APP_SERVER_BIN=$(BUILD)/app-server sh tests/run-all.sh integration $(INT_BINS)
 
-san-test: reference $(BUILD)/app-server $(SAN)/app-server $(SAN_UNIT_BINS) $(INT_BINS) $(HELPER_BINS)
+# The sanitized unit and integration suites are targets of their own, so that under make -k
+# (make test) a failing unit suite does not keep the integration suite from running.
+san-test: san-unit san-integration
+
+san-unit: reference $(BUILD)/app-server $(SAN)/app-server $(SAN_UNIT_BINS) $(HELPER_BINS)
 	@$(REFENV) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		sh tests/run-all.sh san-unit $(SAN_UNIT_BINS)
 	@$(REFENV) APP_SERVER_NO_AVX2=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		sh tests/run-all.sh san-unit-scalar-base64 $(SAN)/tests/protocol/test_base64
+
+san-integration: reference $(BUILD)/app-server $(SAN)/app-server $(INT_BINS) $(HELPER_BINS)
 	@$(REFENV) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		APP_SERVER_BIN=$(SAN)/app-server APP_SERVER_SANITIZED=1 sh tests/run-all.sh san-integration $(INT_BINS)
 

@@ -374,9 +374,10 @@ cgroup_reap_graves(void)
 		 * kernels, 6.18's among them, kill a child cloned into a cgroup whose kill count
 		 * differs from its parent's: a fresh one is made instead).
 		 */
-		if (cgroup_gone(cg) || (cg->killed && cgroup_sup.into))
-			(void)cgroup_remove(cg);
-		else if (j < CGROUP_POOL)
+		if (cgroup_gone(cg) || (cg->killed && cgroup_sup.into)) {
+			if (cgroup_remove(cg) != 0)
+				cgroup_grave[i] = cg; /* busy a moment longer: the next reap */
+		} else if (j < CGROUP_POOL)
 			cgroup_pool[j] = cg;
 		else if (cgroup_remove(cg) != 0)
 			cgroup_grave[i] = cg;

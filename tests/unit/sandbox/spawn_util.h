@@ -175,6 +175,7 @@ run(const struct spawn_opts *o, struct capture *c, const char *in, size_t inlen)
 	pump(&p, c, in, inlen, 10000);
 	st = wait_status(p.pid, 10000);
 	spawn_proc_close(&p);
+	spawn_release(&p); /* its cgroup, when it has one */
 	return st;
 }
 
