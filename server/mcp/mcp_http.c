@@ -61,7 +61,7 @@ struct mcp_http_xfer {
 	char *sent;   /* the POSTed body, kept to send again after a 401 (OAuth only) */
 	struct sse *parser;
 	char *body; /* a JSON answer, whole */
-	size_t len;
+	size_t len, cap;
 };
 
 struct mcp_http {
@@ -289,8 +289,13 @@ mcp_http_data(void *arg, long status, const char *buf, size_t len)
 		return 0;
 	}
 	if (x->len + len > MCP_LINE_MAX)
-		return 1; /* too big: the transfer ends, its request fails */
-	x->body = xrealloc(x->body, x->len + len + 1);
+		return 1;		 /* too big: the transfer ends, its request fails */
+	if (x->len + len + 1 > x->cap) { /* doubling: a 50 MB body is not copied 3,000 times */
+		x->cap = x->cap != 0 ? x->cap : 16384;
+		while (x->cap < x->len + len + 1)
+			x->cap *= 2;
+		x->body = xrealloc(x->body, x->cap);
+	}
 	memcpy(x->body + x->len, buf, len);
 	x->len += len;
 	x->body[x->len] = '\0';
