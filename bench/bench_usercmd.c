@@ -71,25 +71,14 @@ static int
 bu_home(int port)
 {
 	const char *home = getenv("CODEX_HOME");
-	char *p = xasprintf("%s/config.toml", home), *ws = xasprintf("%s/ws", home), *file;
+	char *ws = xasprintf("%s/ws", home), *file;
 	char *init[] = {"git", "init", "-q", NULL}, *add[] = {"git", "add", "a.txt", NULL};
 	char *commit[] = {
 		"git", "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "one", NULL};
-	FILE *f = fopen(p, "w");
+	FILE *f;
 	int r = -1;
 
-	if (f != NULL) {
-		fprintf(f,
-			"model = \"mock-model\"\napproval_policy = \"never\"\n"
-			"sandbox_mode = \"read-only\"\nmodel_provider = \"mock_provider\"\n"
-			"[features]\nremote_models = false\n"
-			"[model_providers.mock_provider]\nname = \"mock\"\n"
-			"base_url = \"http://127.0.0.1:%d/v1\"\nwire_api = \"responses\"\n"
-			"request_max_retries = 0\nstream_max_retries = 0\n",
-			port);
-		fclose(f);
-	}
-	mkdir(ws, 0700);
+	bench_mock_home(home, port);
 	file = xasprintf("%s/a.txt", ws);
 	if ((f = fopen(file, "w")) != NULL) {
 		fputs("one\ntwo\n", f);
@@ -102,7 +91,6 @@ bu_home(int port)
 		r = 0;
 	}
 	free(file);
-	free(p);
 	free(ws);
 	return r;
 }
