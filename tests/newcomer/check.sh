@@ -24,9 +24,10 @@
 # NEWCOMER_LOGS (default build/newcomer/); NEWCOMER_ONLY=root|user runs one of the two.
 #
 # MEASURED on the development machine (2 cores shared with other builds, Debian mirror and
-# npm registry close): the root 1 min; as root 12 min (deps 2, make run 1.5, make test 9 up
-# to fuzz-smoke); as a user 5.5 min up to its first failing suite; 19 min in all for that run.
-# A run where both make tests go to the end takes about 30 min: budget 35 in CI.
+# npm registry close), 2026-11-27, root and user in parallel beside a third make test: the
+# root 18 s; each newcomer ~23 min (install and clone 12-14 s, make run on a pipe with the
+# build ~2 min, on a PTY 3 s, make test ~20.5 min). One after the other on a quiet machine
+# (CI): about 40 min for both.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
