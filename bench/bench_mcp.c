@@ -297,35 +297,6 @@ bm_rss(struct bench_report *rep, const struct bench_target *t, const char *who, 
 	free(name);
 }
 
-/* The upstream target (its sandbox helper linked on PATH), or -1. */
-static int
-bm_upstream(const struct bm_opts *o, struct bench_target *up, char *argv[3], char bindir[64])
-{
-	char *link, *path;
-
-	if (o->upstream == NULL)
-		return -1;
-	snprintf(bindir, 64, "/tmp/bench_mcp_bin.XXXXXX");
-	if (mkdtemp(bindir) == NULL)
-		return -1;
-	link = xasprintf("%s/codex-linux-sandbox", bindir);
-	if (symlink(o->upstream, link) != 0) {
-		free(link);
-		return -1;
-	}
-	path = xasprintf("%s:%s", bindir, getenv("PATH"));
-	setenv("PATH", path, 1);
-	free(link);
-	free(path);
-	*up = o->t;
-	argv[0] = (char *)o->upstream;
-	argv[1] = "app-server";
-	argv[2] = NULL;
-	up->bin = o->upstream;
-	up->argv = argv;
-	return 0;
-}
-
 static const char bm_usage[] =
 	"usage: bench_mcp [--bin PATH] [--runs N] [--only call,startup,rss] [--json]\n"
 	"  BENCH_MCP_UPSTREAM  upstream's codex binary: the same flows against it\n";
@@ -351,7 +322,8 @@ main(int argc, char **argv)
 		goto out;
 	rep.json = o.json;
 	setenv("HOME", o.t.home, 1);
-	have_up = bm_upstream(&o, &up, upargv, bindir) == 0;
+	have_up = bench_upstream(
+			  &o.t, o.upstream, "/tmp/bench_mcp_bin.XXXXXX", &up, upargv, bindir) == 0;
 	bench_load(load, sizeof load);
 	if (!o.json)
 		printf("bench_mcp: %s%s%s, load %s\n", o.t.bin, have_up ? " vs " : "",

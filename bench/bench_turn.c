@@ -116,35 +116,6 @@ bt_turn(struct bench_lc *c, const char *tid, double *first, struct bench_report 
 	return end;
 }
 
-/* The upstream target (its sandbox helper linked on PATH), or NULL. */
-static int
-bt_upstream(const struct bt_opts *o, struct bench_target *up, char *argv[3], char bindir[64])
-{
-	char *link, *path;
-
-	if (o->upstream == NULL)
-		return -1;
-	snprintf(bindir, 64, "/tmp/bench_turn_bin.XXXXXX");
-	if (mkdtemp(bindir) == NULL)
-		return -1;
-	link = xasprintf("%s/codex-linux-sandbox", bindir);
-	if (symlink(o->upstream, link) != 0) {
-		free(link);
-		return -1;
-	}
-	path = xasprintf("%s:%s", bindir, getenv("PATH"));
-	setenv("PATH", path, 1);
-	free(link);
-	free(path);
-	*up = o->t;
-	argv[0] = (char *)o->upstream;
-	argv[1] = "app-server";
-	argv[2] = NULL;
-	up->bin = o->upstream;
-	up->argv = argv;
-	return 0;
-}
-
 /* text: turn latency and first delta, then RSS after many turns on the same thread. */
 static void
 bt_text(const struct bt_opts *o, struct bench_report *rep, const struct bench_target *t,
@@ -453,7 +424,8 @@ main(int argc, char **argv)
 	if (bench_begin(&o.t, argc, argv, opts, nitems(opts), bt_usage, home, &status) != 0)
 		goto out;
 	rep.json = o.json;
-	have_up = bt_upstream(&o, &up, upargv, bindir) == 0;
+	have_up = bench_upstream(
+			  &o.t, o.upstream, "/tmp/bench_turn_bin.XXXXXX", &up, upargv, bindir) == 0;
 	bench_load(load, sizeof load);
 	if (!o.json)
 		printf("bench_turn: %s%s%s, load %s\n", o.t.bin, have_up ? " vs " : "",

@@ -293,35 +293,6 @@ out:
 	free(rev);
 }
 
-/* The upstream target (its sandbox helper linked on PATH), or -1. */
-static int
-bu_upstream(const struct bu_opts *o, struct bench_target *up, char *argv[3], char bindir[64])
-{
-	char *link, *path;
-
-	if (o->upstream == NULL)
-		return -1;
-	snprintf(bindir, 64, "/tmp/bench_usercmd_bin.XXXXXX");
-	if (mkdtemp(bindir) == NULL)
-		return -1;
-	link = xasprintf("%s/codex-linux-sandbox", bindir);
-	if (symlink(o->upstream, link) != 0) {
-		free(link);
-		return -1;
-	}
-	path = xasprintf("%s:%s", bindir, getenv("PATH"));
-	setenv("PATH", path, 1);
-	free(link);
-	free(path);
-	*up = o->t;
-	argv[0] = (char *)o->upstream;
-	argv[1] = "app-server";
-	argv[2] = NULL;
-	up->bin = o->upstream;
-	up->argv = argv;
-	return 0;
-}
-
 static const char bu_usage[] =
 	"usage: bench_usercmd [--bin PATH] [--runs N] [--only shell,review] [--json]\n"
 	"  BENCH_USERCMD_UPSTREAM  upstream's codex binary: the same flows against it\n";
@@ -348,7 +319,8 @@ main(int argc, char **argv)
 	rep.json = o.json;
 	/* a HOME of its own: the user's ~/.profile (pyenv, nvm, ...) is not what is measured */
 	setenv("HOME", o.t.home, 1);
-	have_up = bu_upstream(&o, &up, upargv, bindir) == 0;
+	have_up = bench_upstream(&o.t, o.upstream, "/tmp/bench_usercmd_bin.XXXXXX", &up, upargv,
+			  bindir) == 0;
 	bench_load(load, sizeof load);
 	if (!o.json)
 		printf("bench_usercmd: %s%s%s, load %s\n", o.t.bin, have_up ? " vs " : "",

@@ -437,36 +437,6 @@ bw_run(const struct bw_opts *o, struct bench_report *rep, const struct bench_tar
 	bench_mock_stop(&m);
 }
 
-/* Upstream's target: codex app-server (its sandbox helper linked on PATH), or -1. */
-static int
-bw_upstream(const struct bw_opts *o, struct bench_target *up, char *argv[3], char bindir[64])
-{
-	char *link, *path;
-
-	if (o->upstream == NULL)
-		return -1;
-	snprintf(bindir, 64, "/tmp/bench_ws_bin.XXXXXX");
-	if (mkdtemp(bindir) == NULL)
-		return -1;
-	link = xasprintf("%s/codex-linux-sandbox", bindir);
-	if (symlink(o->upstream, link) != 0) {
-		free(link);
-		return -1;
-	}
-	path = xasprintf("%s:%s", bindir, getenv("PATH"));
-	setenv("PATH", path, 1);
-	free(link);
-	free(path);
-	*up = o->t;
-	argv[0] = (char *)o->upstream;
-	argv[1] = "app-server";
-	argv[2] = NULL;
-	up->bin = o->upstream;
-	up->argv = argv;
-	up->argc = 2;
-	return 0;
-}
-
 static const char bw_usage[] =
 	"usage: bench_ws [--bin PATH] [--conns N] [--per N] [--timeout S] [--json]\n"
 	"  BENCH_WS_UPSTREAM  upstream's codex binary: the same run against its listener\n";
@@ -488,7 +458,8 @@ main(int argc, char **argv)
 	if (bench_begin(&o.t, argc, argv, opts, nitems(opts), bw_usage, home, &status) != 0)
 		goto out;
 	rep.json = o.json;
-	have_up = bw_upstream(&o, &up, upargv, bindir) == 0;
+	have_up = bench_upstream(
+			  &o.t, o.upstream, "/tmp/bench_ws_bin.XXXXXX", &up, upargv, bindir) == 0;
 	bench_load(load, sizeof load);
 	if (!o.json)
 		printf("bench_ws: %ld connections x %ld turns, %s%s%s, load %s\n", o.conns, o.per,

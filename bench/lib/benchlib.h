@@ -164,6 +164,15 @@ void bench_report_json(const struct bench_report *rep, json_t *doc);
 void bench_report_free(struct bench_report *rep);
 void bench_fail(struct bench_report *rep, const char *part, const char *what, int r);
 
+/*
+ * Upstream's target beside ours: `upstream app-server` with ours's options, its sandbox
+ * helper (a link named codex-linux-sandbox to it, in a new folder bindir made from tmpl) put
+ * first on PATH; argv (3 slots) holds its arguments. 0, or -1 when upstream is NULL or the
+ * folder cannot be made. The caller removes bindir when it is not empty.
+ */
+int bench_upstream(const struct bench_target *ours, const char *upstream, const char *tmpl,
+	struct bench_target *up, char *argv[3], char bindir[64]);
+
 /* mocks (mockproc.c) */
 /* m's folder, made from the mkdtemp template tmpl (ending in XXXXXX); 0 or -1. */
 int bench_mock_dir(struct bench_mock *m, const char *tmpl);

@@ -104,3 +104,35 @@ bench_mock_home(const char *home, int port)
 	free(p);
 	free(ws);
 }
+
+int
+bench_upstream(const struct bench_target *ours, const char *upstream, const char *tmpl,
+	struct bench_target *up, char *argv[3], char bindir[64])
+{
+	char *link, *path;
+
+	if (upstream == NULL)
+		return -1;
+	snprintf(bindir, 64, "%s", tmpl);
+	if (mkdtemp(bindir) == NULL) {
+		bindir[0] = '\0';
+		return -1;
+	}
+	link = xasprintf("%s/codex-linux-sandbox", bindir);
+	if (symlink(upstream, link) != 0) {
+		free(link);
+		return -1;
+	}
+	path = xasprintf("%s:%s", bindir, getenv("PATH"));
+	setenv("PATH", path, 1);
+	free(link);
+	free(path);
+	*up = *ours;
+	argv[0] = (char *)upstream;
+	argv[1] = "app-server";
+	argv[2] = NULL;
+	up->bin = upstream;
+	up->argv = argv;
+	up->argc = 2;
+	return 0;
+}
