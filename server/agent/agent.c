@@ -125,6 +125,12 @@ agent_shell_snapshot(struct agent *a, const char *cwd, const json_t *sandbox_pol
 }
 
 void
+agent_shell_snapshot_hurry(void)
+{
+	shell_snapshot_hurry();
+}
+
+void
 agent_set_history(struct agent *a, json_t *items)
 {
 	size_t i;

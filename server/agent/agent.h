@@ -102,6 +102,8 @@ void agent_free(struct agent *a);
  * sandbox policy: at the thread's start, and again when its cwd changed (else nothing).
  */
 void agent_shell_snapshot(struct agent *a, const char *cwd, const json_t *sandbox_policy);
+/* Begin the snapshots that wait for their deferred start now: a turn began. */
+void agent_shell_snapshot_hurry(void);
 /* Seed the history (Responses items of the thread so far, e.g. from its rollout; stolen). */
 void agent_set_history(struct agent *a, json_t *items);
 /*

@@ -406,6 +406,7 @@ turn_start(struct session *s, struct rpc_req *req, json_t *params)
 	turn_sink_begin(tt, agent_turn_id(agent_running(tt->agent)));
 	rpc_reply(req, json_pack("{s:o}", "turn", turn_json_started(tt->turn_id)));
 	turn_sink_started(tt);
+	agent_shell_snapshot_hurry(); /* its commands may come soon */
 }
 
 /* The running turn of a thread for steer / interrupt; NULL after answering the error. */

@@ -293,6 +293,51 @@ test_snapshot_user_shell_one_shell(void **state)
 	fx_stop(&x);
 }
 
+/*
+ * The capture thread/start asks for waits (SHELL_SNAPSHOT_DEFER; here a minute), so that the
+ * login shell and its sandbox's set-up do not compete with the rest of a client's start-up;
+ * a turn or a user's command starts it at once. Without the wait the profile runs within
+ * milliseconds of thread/start; without the hurry no snapshot comes within the minute.
+ */
+static void
+test_snapshot_deferred_until_turn(void **state)
+{
+	const char *env[] = {"APP_SERVER_SNAPSHOT_DEFER_MS=60000", NULL};
+	struct fx x;
+	json_t *msgs;
+	char *sh;
+
+	(void)state;
+	fx_start_in(&x, "[" ANSWER_DONE "]", NULL, NULL, NULL, env);
+	usleep(500000);
+	assert_int_equal(profile_runs(&x), 0);
+	assert_int_equal(snap_files(&x, NULL, NULL), 0);
+	msgs = tt_turn(&x.f, "hello", NULL, NULL, NULL);
+	json_decref(msgs);
+	sh = snap_wait(&x, NULL);
+	assert_int_equal(profile_runs(&x), 1);
+	free(sh);
+	fx_stop(&x);
+}
+
+static void
+test_snapshot_deferred_until_user_shell(void **state)
+{
+	const char *env[] = {"APP_SERVER_SNAPSHOT_DEFER_MS=60000", NULL};
+	struct fx x;
+	char *sh, *out;
+
+	(void)state;
+	fx_start_in(&x, "[" ANSWER_DONE "]", NULL, NULL, NULL, env);
+	out = user_shell(&x, "echo $SNAP_VAR"); /* before the snapshot: the profile runs for it */
+	assert_string_equal(out, "from-profile\n");
+	free(out);
+	sh = snap_wait(&x, NULL);
+	assert_int_equal(profile_runs(&x), 2);
+	free(sh);
+	fx_stop(&x);
+}
+
 static void
 test_snapshot_cwd_change_and_unload(void **state)
 {
@@ -496,6 +541,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_snapshot_serves_later_calls),
 		cmocka_unit_test(test_snapshot_user_shell_one_shell),
+		cmocka_unit_test(test_snapshot_deferred_until_turn),
+		cmocka_unit_test(test_snapshot_deferred_until_user_shell),
 		cmocka_unit_test(test_snapshot_cwd_change_and_unload),
 		cmocka_unit_test(test_snapshot_feature_off),
 		cmocka_unit_test(test_snapshot_hanging_profile),

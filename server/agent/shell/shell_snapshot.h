@@ -6,11 +6,11 @@
  * and execs [shell, -c, script]: the profile's cost is paid once per thread, not per call.
  *
  * Lifecycle (shell_snapshot.c), upstream's: taken at thread start on the exec engine (never
- * blocking the loop); a call that comes before it is ready runs `bash -lc` as before; written
- * as <id>.tmp-<nanos>, checked by sourcing it with `set -e` in a fresh shell, then renamed;
- * refreshed when the thread's cwd changes (the old file stays in use until the new one is
- * ready or failed); removed when the thread is unloaded and when the daemon exits; files a
- * dead daemon left are swept days later (shell_snapshot_sweep.c).
+ * blocking the loop; begun SHELL_SNAPSHOT_DEFER later, or when a turn starts); a call that comes
+ * before it is ready runs `bash -lc` as before; written as <id>.tmp-<nanos>, checked by sourcing it
+ * with `set -e` in a fresh shell, then renamed; refreshed when the thread's cwd changes (the old
+ * file stays in use until the new one is ready or failed); removed when the thread is unloaded and
+ * when the daemon exits; files a dead daemon left are swept days later (shell_snapshot_sweep.c).
  *
  * The text (shell_snapshot_text.c): "# Snapshot file", `unalias -a`, shopt, functions,
  * "# setopts N" and `set -o` lines, "# aliases N" and aliases, "# exports (native
@@ -35,6 +35,7 @@ struct shell_snapshot;
 #define SHELL_SNAPSHOT_TIMEOUT	 10.0	    /* seconds for the login shell, and for the check */
 #define SHELL_SNAPSHOT_MAX	 (1u << 20) /* bytes of capture output kept, at most */
 #define SHELL_SNAPSHOT_RUNNING	 2	    /* captures at once in the daemon; others wait */
+#define SHELL_SNAPSHOT_DEFER	 0.03	    /* seconds from thread start to the capture */
 #define SHELL_SNAPSHOT_STALE_AGE (3 * 24 * 3600) /* seconds: upstream's retention */
 
 /* What a snapshot is taken with (everything copied). */
@@ -54,6 +55,8 @@ struct shell_snapshot_opts {
  */
 struct shell_snapshot *shell_snapshot_start(
 	const struct shell_snapshot_opts *o, struct shell_snapshot *prev);
+/* Start the captures that wait now (a turn began), as far as SHELL_SNAPSHOT_RUNNING allows. */
+void shell_snapshot_hurry(void);
 /* Kill a capture still running, remove the files; accepts NULL. */
 void shell_snapshot_free(struct shell_snapshot *s);
 /* The cwd it was taken for (or is being taken for). */

@@ -83,6 +83,7 @@ shellcmd_run(struct session *s, struct rpc_req *req, json_t *params)
 	rpc_reply(req, json_object());
 	if (new_turn)
 		turn_sink_started(tt);
+	agent_shell_snapshot_hurry(); /* for the commands after this one */
 }
 
 const struct rpc_method api_shellcmd_methods[] = {
