@@ -572,13 +572,19 @@ thread_resume(struct session *s, struct rpc_req *req, json_t *params)
 	int r, loaded;
 
 	loaded = thread_api_loaded(s, id) != NULL;
-	if (!loaded && mcp_api_open_gate(s, req, params, MCP_API_RESUME, thread_resume))
-		return; /* its required MCP servers first (api/mcp/mcp_required.c) */
 	if ((st = thread_api_store(s, &cause)) == NULL) {
 		thread_api_error(req, -EIO, cause, NULL);
 		free(cause);
 		return;
 	}
+	/* a thread that is not there is not worth waiting for servers: upstream's order */
+	if (!loaded && (r = store_openable(st, id, 1, &cause)) != 0) {
+		thread_api_error(req, r, cause, NULL);
+		free(cause);
+		return;
+	}
+	if (!loaded && mcp_api_open_gate(s, req, params, MCP_API_RESUME, thread_resume))
+		return; /* its required MCP servers first (api/mcp/mcp_required.c) */
 	cfg = (own = thread_settings_config(params, 0)) != NULL ? own : config_cache_get();
 	thread_settings_params(s, cfg, params, 0, &p, cwd);
 	if (thread_settings_permissions(
@@ -629,13 +635,18 @@ thread_fork(struct session *s, struct rpc_req *req, json_t *params)
 	json_t *thread, *turns = NULL, *policy = NULL;
 	int r;
 
-	if (mcp_api_open_gate(s, req, params, MCP_API_FORK, thread_fork))
-		return; /* its required MCP servers first (api/mcp/mcp_required.c) */
 	if ((st = thread_api_store(s, &cause)) == NULL) {
 		thread_api_error(req, -EIO, cause, NULL);
 		free(cause);
 		return;
 	}
+	if ((r = store_openable(st, thread_str(params, "threadId"), 0, &cause)) != 0) {
+		thread_api_error(req, r, cause, NULL);
+		free(cause);
+		return;
+	}
+	if (mcp_api_open_gate(s, req, params, MCP_API_FORK, thread_fork))
+		return; /* its required MCP servers first (api/mcp/mcp_required.c) */
 	cfg = (own = thread_settings_config(params, 0)) != NULL ? own : config_cache_get();
 	thread_settings_params(s, cfg, params, 0, &p, cwd);
 	if (thread_settings_permissions(cfg, params, 0, &p, &profile, &policy, &cause) != 0 ||

@@ -6,7 +6,8 @@
  * required server is ready the start is answered with them, the thread keeps those servers
  * (each started once) and the others go on starting after the answer. thread/resume of a
  * thread not loaded and thread/fork wait the same way (upstream's session error under its
- * "error resuming thread: " and "error forking thread: ").
+ * "error resuming thread: " and "error forking thread: "); for a thread that is not there they
+ * answer what they answer without servers, at once.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -206,6 +207,32 @@ open_with(struct tt *f, const char *method, json_t *servers)
 	return asc_wait_response(f->c, id, asc_timeout(20000));
 }
 
+/*
+ * thread/resume and thread/fork of a thread that is not there with a failing required server:
+ * the same answer as without servers (upstream looks for the rollout first), at once.
+ */
+static void
+unknown_with(struct tt *f, const char *method)
+{
+	const char *id = "01a2004a-c12a-7c62-afd2-af3f88b76f08";
+	json_t *servers = json_object(), *plain, *gated;
+	long long n;
+
+	json_object_set_new(servers, "b", server("--fail-start", 1));
+	n = asc_request(f->c, method, json_pack("{s:s}", "threadId", id));
+	plain = asc_wait_response(f->c, n, asc_timeout(20000));
+	n = asc_request(f->c, method,
+		json_pack("{s:s, s:{s:o}}", "threadId", id, "config", "mcp_servers", servers));
+	gated = asc_wait_response(f->c, n, asc_timeout(20000));
+	assert_non_null(json_object_get(plain, "error"));
+	assert_true(json_equal(json_object_get(plain, "error"), json_object_get(gated, "error")));
+	assert_non_null(strstr(
+		json_string_value(json_object_get(json_object_get(gated, "error"), "message")),
+		id));
+	json_decref(plain);
+	json_decref(gated);
+}
+
 static void
 assert_error(json_t *r, const char *message)
 {
@@ -246,6 +273,8 @@ test_required_resume_fork(void **state)
 	assert_error(open_with(&f, "thread/fork", servers),
 		"error forking thread: Fatal error: Failed to initialize session: required MCP "
 		"servers failed to initialize: z: No such file or directory (os error 2)");
+	unknown_with(&f, "thread/resume");
+	unknown_with(&f, "thread/fork");
 	/* neither loaded a thread */
 	r = tt_call(&f, "thread/loaded/list", json_object());
 	data = json_object_get(json_object_get(r, "result"), "data");

@@ -85,6 +85,11 @@ int store_resume(struct store *s, const char *id, const struct store_params *p,
 int store_fork(struct store *s, const char *id, const char *last_turn_id,
 	const struct store_params *p, struct store_thread **out, char **cause);
 /* Unload: sync and close the rollout, forget the thread. */
+/*
+ * Whether store_resume (resume: 1) or store_fork (0) would find the thread id: 0, or the error
+ * they would give (-errno, *cause). Asked before slow work a resume or fork waits for.
+ */
+int store_openable(struct store *s, const char *id, int resume, char **cause);
 void store_unload(struct store_thread *t);
 /* The loaded thread with this id, or NULL. */
 struct store_thread *store_loaded(struct store *s, const char *id);

@@ -368,6 +368,27 @@ store_create(struct store *s, const struct store_params *p, struct store_thread 
 }
 
 int
+store_openable(struct store *s, const char *id, int resume, char **cause)
+{
+	struct thread_meta m;
+	char canon[37];
+	int r;
+
+	if ((r = store_check_id(id, canon, cause)) != 0)
+		return r;
+	if (store_loaded(s, canon) != NULL)
+		return 0;
+	if ((r = store_find(s, canon, &m, cause)) != 0)
+		return r;
+	if (resume && m.archived) {
+		*cause = xasprintf("no rollout found for thread id %s", canon);
+		r = -ENOENT;
+	}
+	thread_meta_clear(&m);
+	return r;
+}
+
+int
 store_resume(struct store *s, const char *id, const struct store_params *p,
 	struct store_thread **out, char **cause)
 {
