@@ -5,10 +5,12 @@
  * turn against `app-server mock-model` and the first request's `tools` is checked:
  *
  * - a model unknown to the catalogue (a custom provider's model, upstream's "fallback
- *   metadata"): every tool we offer is upstream's, byte for byte (name, description, schema),
- *   in upstream's order, and each tool upstream offers that we do not is one we do not run
- *   (NOT_RUN below), so a new difference fails here;
- * - a catalogue model (upstream's default): upstream nests its tools in a JavaScript "code
+ *   metadata"), and gpt-5.5 (the one catalogue model 0.169 gives classic tools): every tool
+ *   we offer is upstream's, byte for byte (name, description, schema), in upstream's order,
+ *   and each tool upstream offers that we do not is one we do not run (NOT_RUN below), so a
+ *   new difference fails here;
+ * - every other catalogue model (upstream's default and its families, all recorded): upstream
+ *   nests its tools in a JavaScript "code
  *   mode" tool (additional_tools); we offer as plain tools those of its nested tools we run,
  *   with the schemas upstream gives the same tools as plain functions, and request_user_input
  *   (a plain function of upstream's `functions` namespace) as upstream's.
@@ -35,12 +37,14 @@
 /* Upstream's tools nothing here runs, so they are not offered (docs/protocol.md). */
 static const char *const not_run[] = {"request_user_input_async", "view_image", "multi_agent_v1",
 	"get_goal", "create_goal", "update_goal", "web_search", "list_mcp_resources",
-	"list_mcp_resource_templates", "read_mcp_resource", "clock__curr_time", NULL};
+	"list_mcp_resource_templates", "read_mcp_resource", "clock__curr_time", "tool_search",
+	NULL};
 
 struct tl_case {
 	const char *name;   /* the fixture */
 	const char *config; /* config.toml before the provider table, as record.py writes it */
-	int known;	    /* a catalogue model */
+	int known;	    /* a catalogue model of the code-mode family */
+	const char *model;  /* the request's model; NULL: gpt-6.1-sol when known, else mock-model */
 };
 
 static const struct tl_case cases[] = {
@@ -51,6 +55,15 @@ static const struct tl_case cases[] = {
 		0},
 	{"custom_model_web_search_off", "model = \"mock-model\"\nweb_search = \"disabled\"", 0},
 	{"custom_model_view_image_off", "model = \"mock-model\"\n[tools]\nview_image = false", 0},
+	/* the rest of 0.169's catalogue: every family but gpt-5.5 gets code mode */
+	{"model_gpt_6_astra", "model = \"gpt-6-astra\"", 1, "gpt-6-astra"},
+	{"model_gpt_6_sol", "model = \"gpt-6-sol\"", 1, "gpt-6-sol"},
+	{"model_gpt_6_luna", "model = \"gpt-6-luna\"", 1, "gpt-6-luna"},
+	{"model_gpt_5_6_sol", "model = \"gpt-5.6-sol\"", 1, "gpt-5.6-sol"},
+	{"model_gpt_6_1_terra", "model = \"gpt-6.1-terra\"", 1, "gpt-6.1-terra"},
+	{"model_gpt_5_6_terra", "model = \"gpt-5.6-terra\"", 1, "gpt-5.6-terra"},
+	{"model_gpt_5_6_luna", "model = \"gpt-5.6-luna\"", 1, "gpt-5.6-luna"},
+	{"model_gpt_5_5", "model = \"gpt-5.5\"", 0, "gpt-5.5"},
 };
 
 static int
@@ -254,7 +267,9 @@ test_case(void **state)
 	json_t *ours = tl_our_tools(c), *up = tl_upstream(c->name);
 
 	assert_string_equal(json_string_value(json_object_get(up, "model")),
-		c->known ? "gpt-6.1-sol" : "mock-model");
+		c->model != NULL   ? c->model
+			: c->known ? "gpt-6.1-sol"
+				   : "mock-model");
 	if (c->known)
 		tl_check_known(c, ours, up);
 	else

@@ -23,7 +23,6 @@ static const char ts_lark[] =
 	"delete_hunk: \"*** Delete File: \" filename LF\n"
 	"update_hunk: \"*** Update File: \" filename LF change_move? change?\n"
 	"\n"
-	"# core/src/tools/handlers/tool_apply_patch.lark\n"
 	"filename: /(.+)/\n"
 	"add_line: \"+\" /(.*)/ LF -> line\n"
 	"\n"
@@ -356,7 +355,10 @@ ts_apply_patch_function(void)
 	return ts_function("apply_patch", ts_apply_patch_description, ts_object(p, required));
 }
 
-/* apply_patch as a freeform tool with the lark grammar (create_apply_patch_freeform_tool). */
+/*
+ * apply_patch as a freeform tool with the lark grammar, in the words 0.169 sends gpt-5.5
+ * (tests/fixtures/tools/upstream/model_gpt_5_5.json: its one catalogue model without code mode).
+ */
 static json_t *
 ts_apply_patch_freeform(void)
 {
@@ -368,8 +370,8 @@ ts_apply_patch_freeform(void)
 	json_object_set_new(o, "type", json_string("custom"));
 	json_object_set_new(o, "name", json_string("apply_patch"));
 	json_object_set_new(o, "description",
-		json_string("Use the `apply_patch` tool to edit files. This is a FREEFORM tool, so "
-			    "do not wrap the patch in JSON."));
+		json_string("The `apply_patch` tool can be used to edit files. This is a FREEFORM "
+			    "tool, so do not wrap the patch in JSON."));
 	json_object_set_new(o, "format", format);
 	return o;
 }
