@@ -191,10 +191,13 @@ agent_patch_answered(struct agent_turn *t, enum approval_reply r)
 static void
 agent_patch_ask(struct agent_patch *ap)
 {
-	agent_ask(ap->t, "item/fileChange/requestApproval",
-		json_pack("{s:s, s:I, s:n, s:n}", "itemId", ap->call_id, "startedAtMs",
-			(json_int_t)ap->started_ms, "reason", "grantRoot"),
-		agent_patch_answered, ap);
+	if (file_change_approved(ap->t->a->cache, ap->res)) /* acceptForSession's */
+		agent_patch_commit(ap);
+	else
+		agent_ask(ap->t, "item/fileChange/requestApproval",
+			json_pack("{s:s, s:I, s:n, s:n}", "itemId", ap->call_id, "startedAtMs",
+				(json_int_t)ap->started_ms, "reason", "grantRoot"),
+			agent_patch_answered, ap);
 }
 
 /* PermissionRequest's answer (r NULL: the turn ended first): an allow writes it, a deny
@@ -249,15 +252,15 @@ agent_patch_prepare_done(void *arg)
 	ap->item = file_change_item(ap->res, ap->call_id);
 	agent_item_start(t, ap->item, ap->started_ms);
 	/*
-	 * untrusted (and granular with sandbox_approval) asks for every patch not covered by
-	 * acceptForSession; on-request and never write what the sandbox allows (confinement
-	 * already refused the rest).
+	 * untrusted (and granular with sandbox_approval) asks for every patch (PermissionRequest
+	 * first, even where acceptForSession covers it, as upstream); on-request and never write
+	 * what the sandbox allows (confinement already refused the rest).
 	 */
 	ask = approval_policy_parse(t->o.approval_policy, &pol, &cause) != 0 ||
 		pol.kind == APPROVAL_UNTRUSTED ||
 		(pol.kind == APPROVAL_GRANULAR && pol.sandbox_approval);
 	free(cause);
-	if (!ask || file_change_approved(t->a->cache, ap->res))
+	if (!ask)
 		agent_patch_commit(ap);
 	else if (!agent_hooks_permission(t, ap->call_id, NULL, apply_patch_text(ap->patch),
 			 agent_patch_permitted, ap))

@@ -313,8 +313,8 @@ agent_shell_go(struct agent_turn *t, struct agent_cmd *c, const struct approval_
 static void agent_shell_permitted(struct agent_turn *t, const struct hooks_result *r, void *arg);
 
 /*
- * approval_rules decides: refuse (-1, *why for the model), run, or ask; before asking,
- * PermissionRequest (call: when it was not run yet) may approve or refuse in the client's place.
+ * approval_rules decides: refuse (-1, *why for the model), run, or ask; before asking or running
+ * a session-approved command, PermissionRequest (call: not run yet) may answer for the client.
  */
 static int
 agent_shell_decide(struct agent_turn *t, struct agent_cmd *c, const json_t *call, char **why)
@@ -333,7 +333,7 @@ agent_shell_decide(struct agent_turn *t, struct agent_cmd *c, const json_t *call
 		c->approved = d.cached;
 		free(c->cache_key);
 		c->cache_key = d.cache_key != NULL ? xstrdup(d.cache_key) : NULL;
-		if (d.action != APPROVAL_ASK || call == NULL ||
+		if ((d.action != APPROVAL_ASK && !d.cached) || call == NULL ||
 			!agent_hooks_permission(
 				t, c->call_id, call, NULL, agent_shell_permitted, c))
 			agent_shell_go(t, c, &d);

@@ -8,7 +8,9 @@
  * fileChange items and approval requests must be upstream's, the model must hear what upstream's
  * heard, the hook's stdin must carry upstream's fields, and the command must have run exactly
  * when upstream's did (an allow runs it without asking; a deny answers the model without an
- * item; no decision, a failed or timed-out hook leave the approval to the client).
+ * item; no decision, a failed or timed-out hook leave the approval to the client). The
+ * "session" cases make the call twice, the client accepting the first for the session: the
+ * second runs the hook again but is not asked about.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,6 +68,31 @@ decline(void *arg, const json_t *request)
 	(void)arg;
 	(void)request;
 	return json_pack("{s:s}", "decision", "decline");
+}
+
+/* The recorded client's answer: arg names it (acceptForSession where the call comes twice). */
+static json_t *
+answer(void *arg, const json_t *request)
+{
+	(void)request;
+	return json_pack("{s:s}", "decision", (const char *)arg);
+}
+
+/* The function_call_output of call_id in a recorded request's input (NULL: none). */
+static const char *
+recorded_output(const json_t *input, const char *call_id)
+{
+	const json_t *x;
+	size_t i;
+
+	json_array_foreach(input, i, x)
+	{
+		if (strcmp(json_string_value(json_object_get(x, "type")), "function_call_output") ==
+				0 &&
+			strcmp(json_string_value(json_object_get(x, "call_id")), call_id) == 0)
+			return json_string_value(json_object_get(x, "output"));
+	}
+	return NULL;
 }
 
 /* Write text to path. */
@@ -146,17 +173,27 @@ plain_output(const char *text)
 	return s;
 }
 
+/*
+ * One recorded case. The cases with "calls": 2 make the same call twice, the client answering
+ * "approval" (acceptForSession): whether the second runs PreToolUse and PermissionRequest and
+ * asks again must be upstream's too (each PermissionRequest run is a line of its stdin log).
+ */
 static void
 replay(const char *name)
 {
 	const json_t *c = find_case(name), *hook = json_object_get(c, "permission_hook");
-	const json_t *ts = json_object_get(c, "thread_start"), *want_in, *k;
+	const json_t *ts = json_object_get(c, "thread_start"), *want_in, *k, *want_ins;
 	int patch = strncmp(name, "patch", 5) == 0;
+	size_t calls = json_is_integer(json_object_get(c, "calls"))
+		? (size_t)json_integer_value(json_object_get(c, "calls"))
+		: 1;
+	const char *decision = json_string_value(json_object_get(c, "approval"));
 	char *dir = xasprintf("/tmp/hk-perm-%d-%s", (int)getpid(), name), *cfg, *script, *path,
-	     *seq;
-	char *want_seq, *args, *got_out, *want_out, *cmd, *made;
+	     *seq, *line;
+	char *want_seq, *args, *got_out, *want_out, *cmd, *made, *id;
 	json_t *msgs, *recs, *targs, *in, *resp;
 	const char *key;
+	size_t i, runs = 0;
 	struct tt f;
 	struct tt_opts o = {.experimental = 1};
 
@@ -173,11 +210,12 @@ replay(const char *name)
 		"type = \"command\"\ncommand = 'cat >/dev/null'\ntimeout = 1\n"
 		"[[hooks.PermissionRequest]]\nmatcher = \"*\"\n"
 		"[[hooks.PermissionRequest.hooks]]\ntype = \"command\"\n"
-		"command = 'cat > %s/stdin; sleep %lld; cat %s/out; cat %s/err >&2; exit %lld'\n"
+		"command = 'cat >> %s/stdin; echo >> %s/stdin; sleep %lld; cat %s/out; cat %s/err >&2; "
+		"exit %lld'\n"
 		"timeout = 1\n"
 		"[[hooks.PostToolUse]]\nmatcher = \"*\"\n[[hooks.PostToolUse.hooks]]\n"
 		"type = \"command\"\ncommand = 'cat >/dev/null'\ntimeout = 1\n",
-		dir, (long long)json_integer_value(json_object_get(hook, "sleep")), dir, dir,
+		dir, dir, (long long)json_integer_value(json_object_get(hook, "sleep")), dir, dir,
 		(long long)json_integer_value(json_object_get(hook, "exit")));
 	targs = json_deep_copy(
 		json_object_get(json_object_get(c, "tool"), "arguments")); /* exec_command's */
@@ -185,12 +223,20 @@ replay(const char *name)
 		json_object_set_new(
 			targs, "cmd", json_string("apply_patch <<'EOF'\n" PATCH_BODY "\nEOF\n"));
 	args = json_dumps(targs, JSON_COMPACT);
-	resp = json_pack("{s:[{s:[{s:s}, {s:s, s:s, s:s, s:s}, {s:s}]}, {s:[{s:s}, {s:s, s:s, "
-			 "s:s}, {s:s}]}], s:b}",
-		"responses", "events", "ev", "created", "ev", "function_call", "call_id", "call-1",
-		"name", "exec_command", "arguments", args, "ev", "completed", "events", "ev",
-		"created", "ev", "message", "id", "m1", "text", "done", "ev", "completed", "repeat",
-		1);
+	/* the call (call-1, call-2, ...) per model request, then the final message */
+	resp = json_pack("{s:[], s:b}", "responses", "repeat", 1);
+	for (i = 1; i <= calls + 1; i++) {
+		id = xasprintf("call-%zu", i);
+		json_array_append_new(json_object_get(resp, "responses"),
+			i <= calls ? json_pack("{s:[{s:s}, {s:s, s:s, s:s, s:s}, {s:s}]}", "events",
+					     "ev", "created", "ev", "function_call", "call_id", id,
+					     "name", "exec_command", "arguments", args, "ev",
+					     "completed")
+				   : json_pack("{s:[{s:s}, {s:s, s:s, s:s}, {s:s}]}", "events",
+					     "ev", "created", "ev", "message", "id", "m1", "text",
+					     "done", "ev", "completed"));
+		free(id);
+	}
 	script = json_dumps(resp, JSON_COMPACT);
 	json_decref(resp);
 	o.script = script;
@@ -198,44 +244,63 @@ replay(const char *name)
 	o.approval_policy = json_string_value(json_object_get(ts, "approvalPolicy"));
 	o.sandbox = json_string_value(json_object_get(ts, "sandbox"));
 	tt_start(&f, &o);
-	msgs = tt_turn(&f, "hi", NULL, decline, NULL);
+	msgs = decision != NULL ? tt_turn(&f, "hi", NULL, answer, (void *)decision)
+				: tt_turn(&f, "hi", NULL, decline, NULL);
 
 	/* upstream's sequence: hook runs, items, approval requests */
 	seq = sequence(msgs, 0);
 	want_seq = sequence(json_object_get(c, "events"), 1);
 	assert_string_equal(seq, want_seq);
 
-	/* what the model heard for the call */
+	/* what the model heard for each call */
 	recs = mm_records(&f.mm);
-	assert_int_equal(json_array_size(recs), 2);
-	got_out = plain_output(tt_call_output(tt_request_body(recs, 1), "call-1"));
-	want_out = plain_output(json_string_value(json_object_get(
-		json_array_get(json_array_get(json_object_get(c, "requests"), 1), 2), "output")));
-	if (patch && strstr(want_out, "Success.") != NULL)
-		assert_non_null(strstr(got_out, "Success. Updated the following files:\nA "));
-	else
-		assert_string_equal(got_out, want_out);
+	assert_int_equal(json_array_size(recs), calls + 1);
+	for (i = 1; i <= calls; i++) {
+		id = xasprintf("call-%zu", i);
+		got_out = plain_output(tt_call_output(tt_request_body(recs, i), id));
+		want_out = plain_output(
+			recorded_output(json_array_get(json_object_get(c, "requests"), i), id));
+		if (patch && strstr(want_out, "Success.") != NULL)
+			assert_non_null(
+				strstr(got_out, "Success. Updated the following files:\nA "));
+		else
+			assert_string_equal(got_out, want_out);
+		free(got_out);
+		free(want_out);
+		free(id);
+	}
 
-	/* the hook's stdin: upstream's fields, tool and input (no tool_use_id) */
+	/* the hook's stdin, a line a run, as many as upstream's: its fields, tool and input */
 	path = xasprintf("%s/stdin", dir);
 	cmd = tt_read(path);
-	in = json_loads(cmd, 0, NULL);
-	assert_non_null(in);
-	want_in = json_array_get(
-		json_object_get(json_object_get(c, "stdin"), "PermissionRequest"), 0);
-	json_object_foreach((json_t *)want_in, key, k) assert_non_null(json_object_get(in, key));
-	json_object_foreach(in, key, k) assert_non_null(json_object_get(want_in, key));
-	assert_string_equal(json_string_value(json_object_get(in, "tool_name")),
-		json_string_value(json_object_get(want_in, "tool_name")));
-	assert_string_equal(json_string_value(json_object_get(in, "permission_mode")), "default");
-	if (patch)
-		assert_string_equal(json_string_value(json_object_get(
-					    json_object_get(in, "tool_input"), "command")),
-			PATCH_BODY);
-	else
-		assert_true(json_equal(
-			json_object_get(in, "tool_input"), json_object_get(want_in, "tool_input")));
-	json_decref(in);
+	assert_non_null(cmd);
+	want_ins = json_object_get(json_object_get(c, "stdin"), "PermissionRequest");
+	for (line = cmd; *line != '\0';
+		line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
+		if (*line == '\n')
+			continue;
+		in = json_loadb(line, strcspn(line, "\n"), 0, NULL);
+		assert_non_null(in);
+		want_in = json_array_get(want_ins, runs);
+		assert_non_null(want_in);
+		json_object_foreach((json_t *)want_in, key, k)
+			assert_non_null(json_object_get(in, key));
+		json_object_foreach(in, key, k) assert_non_null(json_object_get(want_in, key));
+		assert_string_equal(json_string_value(json_object_get(in, "tool_name")),
+			json_string_value(json_object_get(want_in, "tool_name")));
+		assert_string_equal(
+			json_string_value(json_object_get(in, "permission_mode")), "default");
+		if (patch)
+			assert_string_equal(json_string_value(json_object_get(
+						    json_object_get(in, "tool_input"), "command")),
+				PATCH_BODY);
+		else
+			assert_true(json_equal(json_object_get(in, "tool_input"),
+				json_object_get(want_in, "tool_input")));
+		json_decref(in);
+		runs++;
+	}
+	assert_int_equal(runs, json_array_size(want_ins));
 	free(cmd);
 	unlink(path);
 	free(path);
@@ -256,8 +321,6 @@ replay(const char *name)
 	unlink(path);
 	free(path);
 	rmdir(dir);
-	free(got_out);
-	free(want_out);
 	free(seq);
 	free(want_seq);
 	free(args);
@@ -366,6 +429,9 @@ CASE(onrequest_allow)
 CASE(patch_allow)
 CASE(patch_deny)
 CASE(patch_none)
+CASE(session)
+CASE(onrequest_session)
+CASE(patch_session)
 
 int
 main(void)
@@ -390,6 +456,9 @@ main(void)
 		cmocka_unit_test(test_patch_allow),
 		cmocka_unit_test(test_patch_deny),
 		cmocka_unit_test(test_patch_none),
+		cmocka_unit_test(test_session),
+		cmocka_unit_test(test_onrequest_session),
+		cmocka_unit_test(test_patch_session),
 		cmocka_unit_test(test_interrupt_during_hook),
 	};
 	asc_ref_load();

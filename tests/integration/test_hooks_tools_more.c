@@ -7,7 +7,8 @@
  * tool_input, tool_response, tool_use_id) and whether the tool's effect happened must be
  * upstream's, and around an MCP call the order of the hooks, its item and the user's approval
  * request (the client declines, as the recording's). Covers the apply_patch tool, MCP tools,
- * PostToolUse blocks, the matchers and an MCP call's PermissionRequest (deny, allow, none).
+ * PostToolUse blocks, the matchers and an MCP call's PermissionRequest (deny, allow, none);
+ * and (ours, not recorded) a turn/interrupt while that PermissionRequest hook runs.
  * (Not replayed: "shell_command" and "shell", which 0.169 no longer runs while we do.)
  */
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,6 +332,129 @@ hm_replay(const char *name)
 	json_decref(c);
 }
 
+/* How many of msgs are item/started (or item/completed: done) of an mcpToolCall. */
+static size_t
+hm_mcp_items(const json_t *msgs, int done)
+{
+	const json_t *m;
+	size_t i, n = 0;
+
+	json_array_foreach(msgs, i, m)
+	{
+		if (strcmp(json_string_value(json_object_get(m, "method")) ?: "",
+			    done ? "item/completed" : "item/started") == 0 &&
+			strcmp(mcp_msg_item_type(m), "mcpToolCall") == 0)
+			n++;
+	}
+	return n;
+}
+
+/*
+ * turn/interrupt while an MCP call's PermissionRequest hook sleeps (not recorded: our
+ * invariants). The interrupt is answered, the turn completes interrupted once, the call's item
+ * completes once, the hook's process group dies (its pid gone, the marker it would write after
+ * its sleep never appears), no elicitation is sent, tools/call never reaches the server, and
+ * the next turn works.
+ */
+static void
+test_mcp_perm_interrupt(void **state)
+{
+	char dir[] = "/tmp/hk-mint-XXXXXX", server[PATH_MAX], *cfg, *script, *path, *text;
+	struct tt_opts o = {.approval_policy = "on-request", .sandbox = "workspace-write"};
+	json_t *ans, *n, *msgs, *next;
+	long long id, iid, hook_ms;
+	const json_t *m;
+	int i, answered = 0;
+	pid_t pid;
+	size_t k;
+	struct tt f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	cfg = xasprintf("bypass_hook_trust = true\n[[hooks.PermissionRequest]]\nmatcher = \"*\"\n"
+			"[[hooks.PermissionRequest.hooks]]\ntype = \"command\"\n"
+			"command = 'echo $$ > %s/pid; sleep 3; touch %s/after'\ntimeout = 60\n"
+			"[mcp_servers.test]\ncommand = \"python3\"\n"
+			"args = [\"%s\", \"--log\", \"%s/mcp.log\"]\n",
+		dir, dir, realpath(SERVER, server), dir);
+	o.script = script = tt_script(SCRIPT(CALL("call-1", "write", "{}")));
+	o.config_extra = cfg;
+	tt_start(&f, &o);
+	mcp_ready(&f);
+	id = asc_request(f.c, "turn/start",
+		json_pack("{s:s, s:o}", "threadId", f.thread_id, "input", tt_text("hi")));
+	ans = asc_wait_response(f.c, id, 10000);
+	assert_non_null(ans);
+	n = asc_wait_notification(f.c, "hook/started", 10000);
+	assert_non_null(n);
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_object_get(json_object_get(n, "params"), "run"), "eventName")),
+		"permissionRequest");
+	json_decref(n);
+	path = xasprintf("%s/pid", dir);
+	for (i = 0; i < 100 && (text = tt_read(path)) == NULL; i++)
+		usleep(20000);
+	hook_ms = asc_now_ms();
+	assert_non_null(text);
+	pid = (pid_t)strtol(text, NULL, 10);
+	free(text);
+	free(path);
+	assert_true(pid > 0);
+	iid = asc_request(f.c, "turn/interrupt",
+		json_pack("{s:s, s:s}", "threadId", f.thread_id, "turnId",
+			json_string_value(json_object_get(
+				json_object_get(json_object_get(ans, "result"), "turn"), "id"))));
+	msgs = tt_collect(&f, hm_decline, NULL);
+	json_array_foreach(msgs, k, m) answered +=
+		json_integer_value(json_object_get(m, "id")) == iid &&
+		json_object_get(m, "result") != NULL && json_object_get(m, "method") == NULL;
+	if (!answered) { /* the answer may follow turn/completed */
+		n = asc_wait_response(f.c, iid, 5000);
+		answered = n != NULL && json_object_get(n, "result") != NULL;
+		json_decref(n);
+	}
+	assert_true(answered);
+	assert_string_equal(
+		json_string_value(json_object_get(tt_completed(msgs), "status")), "interrupted");
+	assert_int_equal(tt_count(msgs, "turn/completed"), 1);
+	assert_int_equal(tt_count(msgs, "mcpServer/elicitation/request"), 0);
+	assert_int_equal(hm_mcp_items(msgs, 0), 1);
+	assert_int_equal(hm_mcp_items(msgs, 1), 1);
+	for (i = 0; i < 100 && kill(pid, 0) == 0; i++) /* killed with its group, and reaped */
+		usleep(20000);
+	assert_int_not_equal(kill(pid, 0), 0);
+	json_decref(msgs);
+
+	/* the daemon goes on: a next turn, nothing more asked */
+	next = tt_turn(&f, "again", NULL, hm_decline, NULL);
+	assert_string_equal(
+		json_string_value(json_object_get(tt_completed(next), "status")), "completed");
+	assert_int_equal(tt_count(next, "mcpServer/elicitation/request"), 0);
+	assert_int_equal(hm_mcp_items(next, 0), 0);
+	json_decref(next);
+
+	/* past the hook's sleep: it never finished, the tool was never called */
+	while (asc_now_ms() < hook_ms + 3500)
+		usleep(50000);
+	path = xasprintf("%s/after", dir);
+	assert_int_not_equal(access(path, F_OK), 0);
+	free(path);
+	text = mcp_log(dir);
+	assert_null(strstr(text, "tools/call"));
+	free(text);
+	json_decref(ans);
+	tt_stop(&f);
+	for (k = 0; k < 3; k++) {
+		path = xasprintf("%s/%s", dir, (const char *[]){"pid", "after", "mcp.log"}[k]);
+		unlink(path);
+		free(path);
+	}
+	rmdir(dir);
+	free(script);
+	free(cfg);
+}
+
 #define CASE(n)                                                                                    \
 	static void test_##n(void **state)                                                         \
 	{                                                                                          \
@@ -381,6 +506,7 @@ main(void)
 		cmocka_unit_test(test_mcp_perm_deny),
 		cmocka_unit_test(test_mcp_perm_allow),
 		cmocka_unit_test(test_mcp_perm_none),
+		cmocka_unit_test(test_mcp_perm_interrupt),
 	};
 	asc_ref_load();
 	return cmocka_run_group_tests(tests, NULL, NULL);
