@@ -165,8 +165,10 @@ def exists(tok):
         for c in cands:
             if glob.glob(base + c.rstrip('/')):
                 return True
-    if '/' not in tok:  # a bare file name: somewhere in the tree
+    if '/' not in tok:  # a bare file name or pattern: somewhere in the tree
         for top in ('protocol', 'sandbox', 'server', 'clients', 'tests', 'scripts', 'bench'):
+            if '*' in tok and glob.glob(f'{top}/**/{tok}', recursive=True):
+                return True
             for _, _, names in os.walk(top):
                 if tok in names:
                     return True

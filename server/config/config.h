@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "protocol/toml.h"
+#include "protocol/toml/toml.h"
 
 #define CONFIG_DEFAULT_MODEL	"gpt-6.1-sol" /* upstream 0.169's, recorded: tests/fixtures/tools/ */
 #define CONFIG_DEFAULT_PROVIDER "openai"

@@ -4,7 +4,7 @@
  * layer's version ("sha256:" of its canonical JSON, what config/read reports); the edits are
  * applied to the layer's tree first (replace, upsert merging tables, null clearing) and the
  * result must pass the Config schema, so a batch is written whole or not at all; then the file
- * is edited in place (protocol/toml_edit.c) and replaced atomically (a temporary file in the
+ * is edited in place (protocol/toml/toml_edit.c) and replaced atomically (a temporary file in the
  * same folder, renamed over it, the file's mode kept). Like upstream we do not fsync: the
  * rename keeps readers from ever seeing half a file, and the loop does not wait on the disk.
  */
@@ -20,7 +20,7 @@
 #include "config.h"
 #include "config_int.h"
 #include "home.h"
-#include "protocol/toml_edit.h"
+#include "protocol/toml/toml_edit.h"
 #include "protocol/xmalloc.h"
 
 /* One edit once its key path is split: the segments and the value now in the tree. */

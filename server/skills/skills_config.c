@@ -24,7 +24,7 @@
 
 #include "config/home.h"
 #include "protocol/buf.h"
-#include "protocol/toml.h"
+#include "protocol/toml/toml.h"
 #include "protocol/xmalloc.h"
 #include "skills_int.h"
 

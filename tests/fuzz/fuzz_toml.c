@@ -1,8 +1,8 @@
 /*
- * libFuzzer target for the TOML parser (protocol/toml.c, protocol/toml_lex.c). The input is
- * parsed as a whole document and, NUL-terminated, as one value (the -c override path). A
- * failed parse must come with a message and a position; a document that parses must be an
- * object of the promised value types (walked, then serialised).
+ * libFuzzer target for the TOML parser (protocol/toml/toml.c, protocol/toml/toml_lex.c). The input
+ * is parsed as a whole document and, NUL-terminated, as one value (the -c override path). A failed
+ * parse must come with a message and a position; a document that parses must be an object of the
+ * promised value types (walked, then serialised).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "protocol/toml.h"
+#include "protocol/toml/toml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

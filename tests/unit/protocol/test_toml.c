@@ -1,5 +1,5 @@
 /*
- * Tests for protocol/toml.c: a table of documents, each with the JSON it must become or the
+ * Tests for protocol/toml/toml.c: a table of documents, each with the JSON it must become or the
  * position and words of the error it must raise. Upstream-style config.toml files (the mock
  * provider table its tests write) are among them, and so are the -c override values.
  */
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/toml.h"
+#include "protocol/toml/toml.h"
 #include "protocol/xmalloc.h"
 
 struct valid {

@@ -1,5 +1,5 @@
 /*
- * Tests for protocol/toml_edit.c: a table of documents, each with a list of edits and the
+ * Tests for protocol/toml/toml_edit.c: a table of documents, each with a list of edits and the
  * exact text it must become. The cases named "upstream" are upstream 0.169's own answers: the
  * same file and the same config/batchWrite edits, with the file upstream wrote recorded byte
  * for byte.
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/toml.h"
-#include "protocol/toml_edit.h"
+#include "protocol/toml/toml.h"
+#include "protocol/toml/toml_edit.h"
 #include "protocol/xmalloc.h"
 
 struct edit {

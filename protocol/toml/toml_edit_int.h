@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "buf.h"
+#include "protocol/buf.h"
 
 #define SEP '\x1f'
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "toml_int.h"
-#include "xmalloc.h"
+#include "protocol/xmalloc.h"
 
 /* Record the first error at the cursor; always returns -1. */
 int

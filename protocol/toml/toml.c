@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "toml_int.h"
-#include "utf8.h"
-#include "xmalloc.h"
+#include "protocol/utf8.h"
+#include "protocol/xmalloc.h"
 
 #define T_EXPLICIT 0x01
 #define T_IMPLICIT 0x02

@@ -8,7 +8,7 @@
 
 #include "toml.h"
 #include "toml_edit_int.h"
-#include "xmalloc.h"
+#include "protocol/xmalloc.h"
 
 size_t
 te_ws(const char *t, size_t len, size_t i)

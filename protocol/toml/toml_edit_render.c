@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "protocol/buf.h"
 #include "toml_edit.h"
-#include "xmalloc.h"
+#include "protocol/xmalloc.h"
 
 /* toml_edit's choice for a string: may it be literal, and does it span lines? */
 static void

@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "buf.h"
+#include "protocol/buf.h"
 #include "toml.h"
 
 /* A string's or a number's text: never longer than its document. */

@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "protocol/buf.h"
 #include "toml.h"
 #include "toml_edit.h"
 #include "toml_edit_int.h"
-#include "xmalloc.h"
+#include "protocol/xmalloc.h"
 
 /* --- paths ---------------------------------------------------------------------------------- */
 
