@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "sandbox_int.h"
-#include "spawn.h"
+#include "sandbox/spawn/spawn.h"
 #include "protocol/xmalloc.h"
 
 /* Whether op's name is still the root of the tree we bound on it; 0 or an errno. */

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "sandbox/cgroup/cgroup.h"
 #include "sandbox.h"
 #include "sandbox_int.h"
 #include "protocol/xmalloc.h"

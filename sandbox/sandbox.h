@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #include "policy.h"
-#include "spawn.h"
+#include "sandbox/spawn/spawn.h"
 
 struct sandbox;
 

@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 #include "policy.h"
-#include "spawn.h"
+#include "sandbox/spawn/spawn.h"
 
 /* The child's steps, in order; their names make up the error message. */
 enum sbx_step {

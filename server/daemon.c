@@ -21,8 +21,8 @@
 #include <ev.h>
 
 #include "account/account.h"
-#include "sandbox/cgroup.h"
-#include "sandbox/spawn.h"
+#include "sandbox/cgroup/cgroup.h"
+#include "sandbox/spawn/spawn.h"
 #include "config/config.h"
 #include "config/digest.h"
 #include "exec/exec.h"

@@ -24,7 +24,7 @@
 #include "protocol/utf8.h"
 #include "protocol/xmalloc.h"
 #include "rpc/rpc.h"
-#include "sandbox/cgroup.h"
+#include "sandbox/cgroup/cgroup.h"
 #include "sandbox/sandbox.h"
 #include "session.h"
 

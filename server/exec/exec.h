@@ -19,7 +19,7 @@
 #include <ev.h>
 
 #include "protocol/buf.h"
-#include "sandbox/spawn.h"
+#include "sandbox/spawn/spawn.h"
 
 #define EXEC_FRAME	    (64 * 1024)		/* decoded bytes per frame at most */
 #define EXEC_ANSWER_MAX	    (64 * 1024 * 1024)	/* a capture, and an answer built from it */

@@ -18,7 +18,7 @@
 #include "io/linebuf.h"
 #include "io/log.h"
 #include "protocol/xmalloc.h"
-#include "sandbox/spawn.h"
+#include "sandbox/spawn/spawn.h"
 
 extern char **environ;
 

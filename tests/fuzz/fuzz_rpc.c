@@ -37,7 +37,7 @@
 #include "protocol/buf.h"
 #include "protocol/xmalloc.h"
 #include "rpc/rpc.h"
-#include "sandbox/cgroup.h"
+#include "sandbox/cgroup/cgroup.h"
 #include "fuzz_rpc.h"
 
 #define FUZZ_MAX_LINE	 4096 /* the daemon's is 64 MiB; small here so lines overflow */

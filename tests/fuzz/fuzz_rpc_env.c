@@ -32,7 +32,7 @@
 #include "config/home.h"
 #include "protocol/xmalloc.h"
 #include "sandbox/sandbox.h"
-#include "sandbox/spawn.h"
+#include "sandbox/spawn/spawn.h"
 #include "fuzz_rpc.h"
 
 #define FUZZ_SPAWN_MAX 4 /* forks per input */

@@ -321,7 +321,7 @@ def fd_kinds(pid):
     return out
 
 
-CGROUP_POOL = 4  # sandbox/cgroup.c: empty per-command cgroups kept for reuse, 3 fds each
+CGROUP_POOL = 4  # sandbox/cgroup/cgroup.c: empty per-command cgroups kept for reuse, 3 fds each
 
 
 def fd_diff(base, after, sockets=False):

@@ -1,7 +1,7 @@
 /*
- * Helpers shared by the sandbox/spawn.c tests (test_spawn.c, test_spawn_pty.c): start a child,
- * pump its pipes or PTY to EOF, reap it with waitpid (no libev) and read processes from /proc.
- * Unit tests link only libcore.a, so this is a header of static functions, included once per
+ * Helpers shared by the sandbox/spawn/spawn.c tests (test_spawn.c, test_spawn_pty.c): start a
+ * child, pump its pipes or PTY to EOF, reap it with waitpid (no libev) and read processes from
+ * /proc. Unit tests link only libcore.a, so this is a header of static functions, included once per
  * test binary; `inline` keeps a binary that does not use one of them free of warnings.
  *
  * Each binary makes itself a child subreaper (reaper_setup), so orphaned grandchildren
@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sandbox/spawn.h"
+#include "sandbox/spawn/spawn.h"
 
 #define CAP_MAX (512 * 1024)
 

@@ -1,6 +1,6 @@
 /*
- * Tests for sandbox/spawn.c, the plain side: children on pipes (stdout and stderr apart, stdin
- * fed past a pipe buffer, /dev/null stdin by default), exit codes and signals, the errors a
+ * Tests for sandbox/spawn/spawn.c, the plain side: children on pipes (stdout and stderr apart,
+ * stdin fed past a pipe buffer, /dev/null stdin by default), exit codes and signals, the errors a
  * spawn reports (ENOENT, EACCES, a bad cwd, a refusing child hook) with nothing left behind,
  * PATH taken from the child's envp, the flags of every fd we get back, no fd of ours reaching
  * the child, no fd or process leaked over 1000 spawns, and the cost of one spawn.

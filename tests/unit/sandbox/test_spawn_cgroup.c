@@ -1,10 +1,10 @@
 /*
- * Tests for where sandbox/spawn.c puts a child with SPAWN_CGROUP: in a cgroup of its own (v2:
+ * Tests for where sandbox/spawn/spawn.c puts a child with SPAWN_CGROUP: in a cgroup of its own (v2:
  * created there by clone3's CLONE_INTO_CGROUP where the kernel can), and in a v1 pids cgroup
- * only when that caps it (sandbox/cgroup.c). spawn_util.h has the shared helpers.
+ * only when that caps it (sandbox/cgroup/cgroup.c). spawn_util.h has the shared helpers.
  */
 #include "spawn_util.h"
-#include "sandbox/cgroup.h"
+#include "sandbox/cgroup/cgroup.h"
 #include "tests/helpers/skip_note.h"
 
 /* The path of a /proc/PID/cgroup text's line that holds tag ("0::" v2, ":pids:" v1), heap. */
@@ -21,7 +21,7 @@ cgroup_path(const char *text, const char *tag)
 
 /*
  * A command is in its own cgroup (v2: created there), and in a v1 pids cgroup only when that
- * caps it: moving a task into a cgroup waits for an RCU grace period (sandbox/cgroup.c).
+ * caps it: moving a task into a cgroup waits for an RCU grace period (sandbox/cgroup/cgroup.c).
  */
 static void
 test_cgroup_join(void **state)

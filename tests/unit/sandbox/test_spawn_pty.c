@@ -1,5 +1,5 @@
 /*
- * Tests for sandbox/spawn.c, the terminal and process side: a PTY child (a controlling tty,
+ * Tests for sandbox/spawn/spawn.c, the terminal and process side: a PTY child (a controlling tty,
  * its size and resize, echo, stdout and stderr merged, sane termios), every child leading its
  * own session and process group, spawn_kill reaching a whole group and refusing pids
  * it must never signal, signal dispositions and mask reset in the child (ours restored), and

@@ -61,7 +61,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "sandbox/cgroup/cgroup.h"
 #include "spawn.h"
 #include "spawn_int.h"
 #include "protocol/xmalloc.h"

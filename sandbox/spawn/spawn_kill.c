@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "sandbox/cgroup/cgroup.h"
 #include "protocol/xmalloc.h"
 #include "spawn.h"
 
