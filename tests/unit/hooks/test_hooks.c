@@ -191,10 +191,12 @@ test_permission_as_upstream(void **state)
 			!json_equal(o.entries, json_object_get(run, "entries")))
 			fail_msg("%s: %s %s", json_string_value(json_object_get(c, "name")),
 				o.status, json_dumps(o.entries, 0));
-		/* an allow ran the command without asking; a deny's message is the feedback */
+		/* an allow ran the command without asking (where the client's approval did not:
+		 * the acceptForSession cases); a deny's message is the feedback */
 		assert_int_equal(o.allow,
 			strcmp(o.status, "completed") == 0 &&
-				json_is_true(json_object_get(c, "file_made")));
+				json_is_true(json_object_get(c, "file_made")) &&
+				json_object_get(c, "approval") == NULL);
 		if (strcmp(o.status, "blocked") == 0)
 			assert_string_equal(o.feedback,
 				json_string_value(json_object_get(
