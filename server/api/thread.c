@@ -330,6 +330,7 @@ thread_api_session_end(struct session *s)
 	for (i = 0; subs_thread_of(s, i, id) == 0; i++)
 		json_array_append_new(mine, json_string(id));
 	subs_session_remove(s); /* its copies of pending server requests end too */
+	thread_retries_drop(s);
 	while ((head = s->turns) != NULL) {
 		snprintf(id, sizeof id, "%s", head->id);
 		if ((other = subs_other(id, NULL)) != NULL) {
@@ -363,6 +364,7 @@ void
 thread_api_shutdown(struct session *s)
 {
 	(void)s;
+	thread_retries_drop(NULL);
 	while (!TAILQ_EMPTY(&thread_slots))
 		thread_slot_free(TAILQ_FIRST(&thread_slots));
 	store_free(thread_store);
@@ -594,7 +596,9 @@ thread_resume(struct session *s, struct rpc_req *req, json_t *params)
 		goto out;
 	}
 	if ((r = store_resume(st, id, &p, &t, &cause)) != 0) {
-		thread_api_error(req, r, cause, NULL);
+		/* a killed daemon's lock, held a moment longer by a child it started */
+		if (r != -EAGAIN || thread_retry_later(s, req, params, thread_resume) != 0)
+			thread_api_error(req, r, cause, NULL);
 		goto out;
 	}
 	if (!loaded && policy != NULL)

@@ -15,6 +15,16 @@ struct store;
 struct store_thread;
 struct rpc_req;
 
+/*
+ * Run fn(s, req, params) again THREAD_RETRY_DELAY seconds from now (thread_retry.c): a request
+ * that met a passing condition (a killed daemon's rollout lock, still held by a child it
+ * started). 0, or -1 when it was tried THREAD_RETRY_TRIES times: answer it with the error.
+ */
+int thread_retry_later(struct session *s, struct rpc_req *req, json_t *params,
+	void (*fn)(struct session *, struct rpc_req *, json_t *));
+/* Drop the retries of a session that ended (NULL: every one); rpc_free answers them. */
+void thread_retries_drop(struct session *s);
+
 /* The daemon's store, opened on first use; NULL with *cause when it cannot be opened. */
 struct store *thread_api_store(struct session *s, char **cause);
 /* A loaded thread of this daemon, or NULL. */

@@ -7,7 +7,9 @@
  *
  * Both locks are open-file-description locks (F_OFD_SETLK) far beyond the end of the file, so
  * they never meet a reader, survive the daemon's other opens and closes of the same file
- * (POSIX locks would not), and are inherited by no child (O_CLOEXEC fds): the mutex byte at
+ * (POSIX locks would not), and outlive no child's exec (O_CLOEXEC fds; a child between fork
+ * and exec shares them, so a killed daemon's lock can last until its children's sandbox
+ * set-ups end: rollout_writer_open says -EAGAIN then): the mutex byte at
  * ROLLOUT_LOCK_BASE - 1, and one byte at ROLLOUT_LOCK_BASE + pid that names the holder (an OFD
  * lock does not report its pid, so the second writer finds it by where it is).
  */

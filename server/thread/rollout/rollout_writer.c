@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,11 @@ struct rollout_writer {
 
 static int rollout_writer_recover(struct rollout_writer *w);
 
-/* The active-writer lock on a new or reopened fd; -EBUSY names the process that has it. */
+/*
+ * The active-writer lock on a new or reopened fd; -EBUSY names the process that has it. A
+ * holder that is gone (killed) still holds it through a child it forked that has not exec'd
+ * or ended yet (a sandbox's set-up: its fds close at exec): -EAGAIN, it clears in a moment.
+ */
 static int
 rollout_writer_lock(int fd, const char *path, char **cause)
 {
@@ -43,7 +48,9 @@ rollout_writer_lock(int fd, const char *path, char **cause)
 
 	if (r == 0)
 		return 0;
-	if (cause != NULL && r == -EBUSY) {
+	if (r == -EBUSY && holder > 0 && kill(holder, 0) != 0 && errno == ESRCH)
+		r = -EAGAIN;
+	if (cause != NULL && (r == -EBUSY || r == -EAGAIN)) {
 		who = rollout_lock_who(holder);
 		*cause = xasprintf("%s is writing %s", who, path);
 		free(who);

@@ -41,7 +41,7 @@ store_now(void)
 int
 store_rpc_code(int r)
 {
-	if (r == -EINVAL || r == -ENOENT || r == -EBUSY)
+	if (r == -EINVAL || r == -ENOENT || r == -EBUSY || r == -EAGAIN)
 		return -32600;
 	if (r == -ERANGE)
 		return -32602;

@@ -15,6 +15,8 @@
  *            loaded: <id>"
  *   -EBUSY   another process writes the thread (-32600): "thread <id> already has an active
  *            writer: process <pid> (<name>) is writing <path>"
+ *   -EAGAIN  the same, its writer gone (killed) and the lock held a moment longer by a child
+ *            it started (rollout_lock.h): worth trying again shortly
  *   -ERANGE  invalid params (-32602, with data {"cursor": ...} for a bad cursor)
  *   other    internal error (-32603)
  */

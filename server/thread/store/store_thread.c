@@ -414,7 +414,7 @@ store_resume(struct store *s, const char *id, const struct store_params *p,
 		return -ENOENT;
 	}
 	if ((r = rollout_writer_open(m.path, &w, cause)) != 0) {
-		if (r == -EBUSY) {
+		if (r == -EBUSY || r == -EAGAIN) {
 			/* upstream's words for it, and who: the second daemon must not append */
 			char *why = *cause;
 
