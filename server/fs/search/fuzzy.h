@@ -89,7 +89,8 @@ enum fuzzy_class {
 enum fuzzy_class fuzzy_char_class(uint32_t c);
 /* Simple case folding (to lower case). */
 uint32_t fuzzy_fold(uint32_t c);
-/* Latin letters with marks to their ASCII base (nucleo's normalization blocks). */
+/* Latin letters with marks to their ASCII base (nucleo's normalization blocks; fuzzy_normalize.c).
+ */
 uint32_t fuzzy_normalize(uint32_t c);
 /* Decode UTF-8 into codepoints, one per grapheme (combining marks dropped; "\r\n" -> "\n").
  * Returns the count (at most cap), or -1 when more than cap; *ascii tells whether all ASCII. */
