@@ -7,8 +7,10 @@
  * tool_input, tool_response, tool_use_id) and whether the tool's effect happened must be
  * upstream's, and around an MCP call the order of the hooks, its item and the user's approval
  * request (the client declines, as the recording's). Covers the apply_patch tool, MCP tools,
- * PostToolUse blocks, the matchers and an MCP call's PermissionRequest (deny, allow, none);
- * and (ours, not recorded) a turn/interrupt while that PermissionRequest hook runs.
+ * PostToolUse blocks, the matchers and an MCP call's PermissionRequest (deny, allow, none; and
+ * a call made twice whose first elicitation the client accepts for the session: the second
+ * runs no PermissionRequest, even a denying one); and (ours, not recorded) a turn/interrupt
+ * while that PermissionRequest hook runs.
  * (Not replayed: "shell_command" and "shell", which 0.169 no longer runs while we do.)
  */
 #include <stdarg.h>
@@ -159,6 +161,27 @@ hm_decline(void *arg, const json_t *req)
 }
 
 /*
+ * The mcp_perm_session cases' client: it accepts the first call's elicitation for the
+ * session; in "mcp_perm_session_deny" the PermissionRequest hook then turns to denying (arg:
+ * the hooks' folder), as the recording's did.
+ */
+static json_t *
+hm_session(void *arg, const json_t *req)
+{
+	const char *dir = arg;
+
+	if (strcmp(json_string_value(json_object_get(req, "method")) ?: "",
+		    "mcpServer/elicitation/request") != 0)
+		return json_pack("{s:s}", "decision", "decline");
+	if (dir != NULL)
+		hm_write(dir, "out", "PermissionRequest",
+			"{\"hookSpecificOutput\": {\"hookEventName\": \"PermissionRequest\", "
+			"\"decision\": {\"behavior\": \"deny\", \"message\": \"NO-PERM\"}}}");
+	return json_pack("{s:s, s:{}, s:{s:s}}", "action", "accept", "content", "_meta", "persist",
+		"session");
+}
+
+/*
  * Append the steps of a turn around its MCP call, in order: each hook run's event and
  * status, the mcpToolCall item started and completed (status, error), the user asked. ev: a
  * recorded event ({method, run|item}) or one of our messages ({method, params}).
@@ -171,10 +194,12 @@ hm_step(json_t *steps, const json_t *ev)
 	const json_t *run = json_object_get(p, "run"), *item = json_object_get(p, "item");
 	const char *id = json_string_value(json_object_get(run, "id"));
 
-	if (strcmp(m, "hook/completed") == 0 && id != NULL && strstr(id, ":call-1") != NULL)
+	if (strcmp(m, "hook/completed") == 0 && id != NULL && strstr(id, ":call-") != NULL)
 		json_array_append_new(steps,
-			json_sprintf("%s %s", json_string_value(json_object_get(run, "eventName")),
-				json_string_value(json_object_get(run, "status"))));
+			json_sprintf("%s %s %s",
+				json_string_value(json_object_get(run, "eventName")),
+				json_string_value(json_object_get(run, "status")),
+				strstr(id, ":call-") + 1));
 	else if (strncmp(m, "item/", 5) == 0 &&
 		strcmp(json_string_value(json_object_get(item, "type")) ?: "", "mcpToolCall") == 0)
 		json_array_append_new(steps,
@@ -198,6 +223,7 @@ hm_replay(const char *name)
 	struct tt_opts o = {0};
 	struct tt f;
 	size_t i, k = 0, first;
+	int twice = strncmp(name, "mcp_perm_session", 16) == 0;
 
 	assert_non_null(mkdtemp(dir));
 	cfg = xstrdup("");
@@ -217,11 +243,29 @@ hm_replay(const char *name)
 		cfg = t;
 	}
 	s = json_dumps(tool, JSON_COMPACT);
-	script = xasprintf("{\"responses\": [{\"events\": [{\"ev\": \"created\"}, %s, {\"ev\": "
-			   "\"completed\"}]}, {\"events\": [{\"ev\": \"created\"}, {\"ev\": "
-			   "\"message\", \"id\": \"m1\", \"text\": \"done\"}, {\"ev\": "
-			   "\"completed\"}]}], \"repeat\": true}",
-		s);
+	if (twice) {
+		/* the same call again as call-2, in a response of its own */
+		json_t *again = json_deep_copy(tool);
+
+		json_object_set_new(
+			json_object_get(again, "item"), "call_id", json_string("call-2"));
+		t = json_dumps(again, JSON_COMPACT);
+		json_decref(again);
+		script = xasprintf(
+			"{\"responses\": [{\"events\": [{\"ev\": \"created\"}, %s, {\"ev\": "
+			"\"completed\"}]}, {\"events\": [{\"ev\": \"created\"}, %s, {\"ev\": "
+			"\"completed\"}]}, {\"events\": [{\"ev\": \"created\"}, {\"ev\": "
+			"\"message\", \"id\": \"m1\", \"text\": \"done\"}, {\"ev\": "
+			"\"completed\"}]}], \"repeat\": true}",
+			s, t);
+		free(t);
+	} else
+		script = xasprintf(
+			"{\"responses\": [{\"events\": [{\"ev\": \"created\"}, %s, {\"ev\": "
+			"\"completed\"}]}, {\"events\": [{\"ev\": \"created\"}, {\"ev\": "
+			"\"message\", \"id\": \"m1\", \"text\": \"done\"}, {\"ev\": "
+			"\"completed\"}]}], \"repeat\": true}",
+			s);
 	free(s);
 	/* bypass_hook_trust first: a top-level key, before any table */
 	t = xasprintf("bypass_hook_trust = true\n%s[mcp_servers.test]\ncommand = \"python3\"\nargs "
@@ -238,7 +282,9 @@ hm_replay(const char *name)
 	tt_start(&f, &o);
 	free(s);
 	mcp_ready(&f);
-	msgs = tt_turn(&f, "hi", NULL, hm_decline, NULL);
+	msgs = twice ? tt_turn(&f, "hi", NULL, hm_session,
+			       strcmp(name, "mcp_perm_session_deny") == 0 ? dir : NULL)
+		     : tt_turn(&f, "hi", NULL, hm_decline, NULL);
 
 	/* around the MCP call: the hooks, its item, the user asked (or not), in order */
 	want = json_array();
@@ -265,7 +311,7 @@ hm_replay(const char *name)
 
 		if (strcmp(json_string_value(json_object_get(ev, "method")) ?: "",
 			    "hook/completed") == 0 &&
-			strstr(json_string_value(json_object_get(run, "id")), ":call-1") != NULL)
+			strstr(json_string_value(json_object_get(run, "id")), ":call-") != NULL)
 			json_array_append_new(got,
 				json_pack("{s:O, s:O, s:O}", "event",
 					json_object_get(run, "eventName"), "status",
@@ -481,6 +527,8 @@ CASE(exec_post_block)
 CASE(mcp_perm_deny)
 CASE(mcp_perm_allow)
 CASE(mcp_perm_none)
+CASE(mcp_perm_session)
+CASE(mcp_perm_session_deny)
 
 int
 main(void)
@@ -506,6 +554,8 @@ main(void)
 		cmocka_unit_test(test_mcp_perm_deny),
 		cmocka_unit_test(test_mcp_perm_allow),
 		cmocka_unit_test(test_mcp_perm_none),
+		cmocka_unit_test(test_mcp_perm_session),
+		cmocka_unit_test(test_mcp_perm_session_deny),
 		cmocka_unit_test(test_mcp_perm_interrupt),
 	};
 	asc_ref_load();
