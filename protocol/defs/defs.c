@@ -33,7 +33,10 @@ const struct pmethod pmethods[] = {
 		"Whether an API key is available and whether the provider needs OpenAI auth."},
 	/* start-up surface (defs_startup.c) */
 	{"modelProvider/list", PM_REQUEST, "ModelProviderListParams", "ModelProviderListResponse",
-		"v2", "The configured model providers (custom ones first) and the default."},
+		"v2", "The configured model providers and OpenAI, sorted by id, and the default."},
+	{"modelProvider/config/write", PM_REQUEST, "ModelProviderConfigWriteParams",
+		"ModelProviderConfigWriteResponse", "v2",
+		"Create or edit a custom, Bedrock or Vertex AI provider in the user's config.toml."},
 	{"modelProvider/capabilities/read", PM_REQUEST, "ModelProviderCapabilitiesReadParams",
 		"ModelProviderCapabilitiesReadResponse", "v2",
 		"What the provider offers beside text (upstream answers the same for every one)."},

@@ -41,6 +41,7 @@ struct pvariant {
 	const char *tag;
 	const struct pfield *fields; /* excluding the tag; terminated by a NULL name */
 	const char *doc;
+	int closed; /* no other members allowed ("additionalProperties": false) */
 };
 
 enum pdef_kind { PD_STRUCT, PD_ENUM, PD_UNION, PD_ALIAS };

@@ -1,6 +1,6 @@
 /*
  * Protocol tables: what real clients ask at start-up besides threads and config reads
- * (modelProvider/list and capabilities, experimentalFeature/list and enablement/set,
+ * (modelProvider/list, capabilities and config/write, experimentalFeature/list and enablement/set,
  * hooks/list, app/list, plugin/list, thread/goal/get, set and clear). Names and shapes are upstream
  * 0.169's (tests/unit/protocol/test_conformance.c checks them). Lists we only ever answer empty
  * (apps, plugin marketplaces, hooks) keep their items undescribed: the conformance test lists
@@ -90,6 +90,55 @@ static const struct pfield model_provider_capabilities_response[] = {
 	{"webSearch", "boolean", PF_REQ, NULL, NULL},
 	{NULL},
 };
+
+/* --- modelProvider/config/write ---------------------------------------------------------- */
+
+static const struct pfield provider_write_params[] = {
+	{"settings", "ProviderSettingsPatch", PF_REQ, NULL, NULL},
+	{NULL},
+};
+
+static const struct pfield provider_write_response[] = {
+	{"provider", "ModelProviderSummary", PF_REQ, NULL, NULL},
+	{NULL},
+};
+
+static const struct pfield patch_custom_gateway[] = {
+	{"baseUrl", "string?", 0, NULL, NULL},
+	{"envKey", "string?", 0, NULL, NULL},
+	{"name", "string", 0, NULL, NULL},
+	{"providerId", "string?", 0, NULL,
+		"Omit or pass null to allocate a new custom provider ID."},
+	{NULL},
+};
+
+static const struct pfield patch_bedrock[] = {
+	{"profile", "string?", 0, NULL, NULL},
+	{"providerId", "BedrockProviderId", PF_REQ, NULL, NULL},
+	{"region", "string?", 0, NULL, NULL},
+	{NULL},
+};
+
+static const struct pfield patch_gcp[] = {
+	{"credentialFile", "string?", 0, NULL, NULL},
+	{"location", "string?", 0, NULL, NULL},
+	{"projectId", "string?", 0, NULL, NULL},
+	{"providerId", "GcpProviderId", PF_REQ, NULL, NULL},
+	{NULL},
+};
+
+static const struct pvariant provider_settings_patch[] = {
+	{"customGateway", patch_custom_gateway, NULL, 1},
+	{"bedrock", patch_bedrock, "AWS configuration fields for built-in Bedrock providers.", 1},
+	{"gcp", patch_gcp,
+		"GCP configuration fields. Credential-file paths refer to the app-server host.", 1},
+	{NULL},
+};
+
+static const struct penum bedrock_provider_id[] = {
+	{"amazon-bedrock"}, {"amazon-bedrock-runtime"}, {NULL}};
+
+static const struct penum gcp_provider_id[] = {{"gcp"}, {NULL}};
 
 /* --- experimentalFeature/list, experimentalFeature/enablement/set ------------------------- */
 
@@ -306,6 +355,21 @@ const struct pdef pdefs_startup[] = {
 		.variants = provider_settings,
 		.tag = "type"},
 	{.name = "GatewayAuth", .kind = PD_UNION, .variants = gateway_auth, .tag = "mode"},
+	{.name = "ModelProviderConfigWriteParams",
+		.kind = PD_STRUCT,
+		.fields = provider_write_params,
+		.schema = "{\"additionalProperties\": false}"},
+	{.name = "ModelProviderConfigWriteResponse",
+		.kind = PD_STRUCT,
+		.fields = provider_write_response},
+	{.name = "ProviderSettingsPatch",
+		.kind = PD_UNION,
+		.doc = "Omitted patch fields preserve their values. Explicit null clears a nullable "
+		       "field.",
+		.variants = provider_settings_patch,
+		.tag = "type"},
+	{.name = "BedrockProviderId", .kind = PD_ENUM, .values = bedrock_provider_id},
+	{.name = "GcpProviderId", .kind = PD_ENUM, .values = gcp_provider_id},
 	{.name = "ModelProviderCapabilitiesReadParams", .kind = PD_STRUCT, .fields = empty_params},
 	{.name = "ModelProviderCapabilitiesReadResponse",
 		.kind = PD_STRUCT,

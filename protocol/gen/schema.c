@@ -182,6 +182,8 @@ schema_union(const struct pdef *d, char **cause)
 			json_object_set_new(v, "required", json_array());
 		json_array_insert_new(json_object_get(v, "required"), 0, json_string(d->tag));
 		json_object_set_new(v, "title", json_string(title));
+		if (pv->closed)
+			json_object_set_new(v, "additionalProperties", json_false());
 		json_array_append_new(one, v);
 		free(title);
 		free(ttitle);

@@ -3,7 +3,7 @@
 
 #include "api.h"
 #include "api/mcp/mcp_api.h"
-#include "config_write.h"
+#include "api/settings/config_write.h"
 #include "profiles.h"
 #include "startup.h"
 
@@ -22,6 +22,7 @@ const struct rpc_method *const api_methods[] = {
 	api_skills_methods,
 	api_config_write_methods,
 	api_startup_methods,
+	api_providers_methods,
 	api_goals_methods,
 	api_history_methods,
 	api_shellcmd_methods,

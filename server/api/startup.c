@@ -1,7 +1,7 @@
 /*
  * The small methods real clients call at start-up (notes/real-clients.md §1), answered as
- * upstream 0.169 answers them for a user without a ChatGPT login: modelProvider/list and
- * capabilities, experimentalFeature/list and enablement/set, hooks/list (each cwd's layers'
+ * upstream 0.169 answers them for a user without a ChatGPT login: experimentalFeature/list
+ * and enablement/set, hooks/list (each cwd's layers'
  * hooks, server/hooks/), app/list and plugin/list (empty: both need a ChatGPT login upstream).
  * Each request reads the configuration afresh, as config/read does.
  */
@@ -57,69 +57,6 @@ startup_feature_enabled(const struct config *c, const char *name)
 		if (strcmp(startup_runtime[i].name, name) == 0 && startup_runtime[i].on >= 0)
 			return startup_runtime[i].on;
 	return f != NULL && f->default_enabled;
-}
-
-/* One provider of modelProvider/list, as upstream describes a custom one. */
-static json_t *
-startup_provider(const struct model_provider *p)
-{
-	json_t *auth;
-
-	if (p->env_key != NULL)
-		auth = json_pack("{s:s, s:s}", "mode", "environmentVariable", "envKey", p->env_key);
-	else if (p->requires_openai_auth)
-		auth = json_pack("{s:s, s:n}", "mode", "externallyConfigured", "envKey");
-	else
-		auth = json_pack("{s:s}", "mode", "none");
-	return json_pack("{s:s, s:s, s:b, s:s?, s:{s:s, s:o}}", "id", p->id, "name", p->name,
-		"canEdit", 1, "baseUrl", p->base_url, "settings", "type", "customGateway", "auth",
-		auth);
-}
-
-/* modelProvider/list: config.toml's providers sorted by id, then OpenAI (upstream's order). */
-static void
-startup_provider_list(struct session *s, struct rpc_req *req, json_t *params)
-{
-	json_t *data = json_array(), *table, *v;
-	const struct model_provider *p;
-	const char **ids;
-	const char *id;
-	struct config *c;
-	size_t n = 0;
-
-	(void)s;
-	(void)params;
-	if ((c = startup_config(req)) == NULL) {
-		json_decref(data);
-		return;
-	}
-	table = config_get(c, "model_providers");
-	ids = xcalloc(json_object_size(table) + 1, sizeof *ids);
-	json_object_foreach(table, id, v)
-	{
-		ids[n++] = id;
-	}
-	qsort(ids, n, sizeof *ids, startup_strcmp);
-	for (size_t i = 0; i < n; i++)
-		if ((p = config_provider(c, ids[i])) != NULL && !p->builtin)
-			json_array_append_new(data, startup_provider(p));
-	free(ids);
-	json_array_append_new(data,
-		json_pack("{s:s, s:s, s:b, s:n, s:{s:s}}", "id", "openai", "name", "OpenAI",
-			"canEdit", 0, "baseUrl", "settings", "type", "openai"));
-	rpc_reply(req,
-		json_pack("{s:o, s:s, s:b}", "data", data, "defaultProviderId",
-			config_provider_id(c), "canChangeDefault", 1));
-	config_free(c);
-}
-
-/* modelProvider/capabilities/read: upstream answers the same for every provider. */
-static void
-startup_provider_capabilities(struct session *s, struct rpc_req *req, json_t *params)
-{
-	(void)s;
-	(void)params;
-	rpc_reply(req, json_pack("{s:b, s:b}", "imageGeneration", 1, "webSearch", 1));
 }
 
 /* experimentalFeature/list: every flag of upstream's, in its order, paged. */
@@ -253,8 +190,6 @@ startup_strcmp(const void *a, const void *b)
 }
 
 const struct rpc_method api_startup_methods[] = {
-	{"modelProvider/list", startup_provider_list, 0},
-	{"modelProvider/capabilities/read", startup_provider_capabilities, 0},
 	{"experimentalFeature/list", startup_feature_list, 0},
 	{"experimentalFeature/enablement/set", startup_feature_enablement, 0},
 	{"hooks/list", startup_hooks_list, 0},

@@ -89,6 +89,21 @@ json_t *config_write(const json_t *edits, const char *file_path, const char *exp
 int config_edit_file(
 	const char *path, const char *const *segs, size_t n, const json_t *value, char **cause);
 
+/*
+ * modelProvider/config/write (provider_write.c): apply a ProviderSettingsPatch (customGateway,
+ * bedrock or gcp) to the user's config.toml as upstream does; *id: the provider written
+ * (heap). 0, or -1 with *cause and *code (a ConfigWriteErrorCode, NULL for a failure that is
+ * not the request's).
+ */
+int provider_write(const json_t *settings, char **id, const char **code, char **cause);
+/* Whether id is one of upstream's built-in providers (openai, ollama, lmstudio, bedrock, gcp). */
+int provider_is_builtin(const char *id);
+/* A new custom provider's id from its name: lower-case ASCII alphanumerics joined by '-'. */
+char *provider_slug(const char *name);
+/* A base URL modelProvider/config/write accepts; an API key variable name it accepts. */
+int provider_url_ok(const char *url);
+int provider_env_ok(const char *name);
+
 /* The provider's API key (heap) from its env_key, OPENAI_API_KEY or auth.json; NULL if none. */
 char *config_provider_api_key(const struct model_provider *p);
 /* Copy a provider (the copy outlives its config). */

@@ -2317,6 +2317,50 @@ class ExternallyConfiguredGatewayAuth(TypedDict, total=False):
 GatewayAuth: TypeAlias = Union["NoneGatewayAuth", "EnvironmentVariableGatewayAuth", "ExternallyConfiguredGatewayAuth"]
 
 
+class ModelProviderConfigWriteParams(TypedDict, total=False):
+    settings: Required["ProviderSettingsPatch"]
+
+
+class ModelProviderConfigWriteResponse(TypedDict, total=False):
+    provider: Required["ModelProviderSummary"]
+
+
+class CustomGatewayProviderSettingsPatch(TypedDict, total=False):
+    type: Required[Literal["customGateway"]]
+    baseUrl: Optional[str]
+    envKey: Optional[str]
+    name: str
+    #: Omit or pass null to allocate a new custom provider ID.
+    providerId: Optional[str]
+
+
+class BedrockProviderSettingsPatch(TypedDict, total=False):
+    """AWS configuration fields for built-in Bedrock providers."""
+    type: Required[Literal["bedrock"]]
+    profile: Optional[str]
+    providerId: Required["BedrockProviderId"]
+    region: Optional[str]
+
+
+class GcpProviderSettingsPatch(TypedDict, total=False):
+    """GCP configuration fields. Credential-file paths refer to the app-server host."""
+    type: Required[Literal["gcp"]]
+    credentialFile: Optional[str]
+    location: Optional[str]
+    projectId: Optional[str]
+    providerId: Required["GcpProviderId"]
+
+
+#: Omitted patch fields preserve their values. Explicit null clears a nullable field.
+ProviderSettingsPatch: TypeAlias = Union["CustomGatewayProviderSettingsPatch", "BedrockProviderSettingsPatch", "GcpProviderSettingsPatch"]
+
+
+BedrockProviderId: TypeAlias = Literal["amazon-bedrock", "amazon-bedrock-runtime"]
+
+
+GcpProviderId: TypeAlias = Literal["gcp"]
+
+
 class ModelProviderCapabilitiesReadParams(TypedDict, total=False):
     pass
 
@@ -3498,6 +3542,7 @@ CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "config/batchWrite": ("ConfigBatchWriteParams", "ConfigWriteResponse"),
     "account/read": ("GetAccountParams", "GetAccountResponse"),
     "modelProvider/list": ("ModelProviderListParams", "ModelProviderListResponse"),
+    "modelProvider/config/write": ("ModelProviderConfigWriteParams", "ModelProviderConfigWriteResponse"),
     "modelProvider/capabilities/read": ("ModelProviderCapabilitiesReadParams", "ModelProviderCapabilitiesReadResponse"),
     "experimentalFeature/list": ("ExperimentalFeatureListParams", "ExperimentalFeatureListResponse"),
     "experimentalFeature/enablement/set": ("ExperimentalFeatureEnablementSetParams", "ExperimentalFeatureEnablementSetResponse"),
@@ -3663,8 +3708,12 @@ class RequestMethods:
         return self.request("account/read", {} if params is None else params)
 
     def model_provider_list(self, params: Optional[ModelProviderListParams] = None) -> ModelProviderListResponse:
-        """The configured model providers (custom ones first) and the default."""
+        """The configured model providers and OpenAI, sorted by id, and the default."""
         return self.request("modelProvider/list", {} if params is None else params)
+
+    def model_provider_config_write(self, params: ModelProviderConfigWriteParams) -> ModelProviderConfigWriteResponse:
+        """Create or edit a custom, Bedrock or Vertex AI provider in the user's config.toml."""
+        return self.request("modelProvider/config/write", params)
 
     def model_provider_capabilities_read(self, params: Optional[ModelProviderCapabilitiesReadParams] = None) -> ModelProviderCapabilitiesReadResponse:
         """What the provider offers beside text (upstream answers the same for every one)."""
@@ -3941,8 +3990,12 @@ class AsyncRequestMethods:
         return await self.request("account/read", {} if params is None else params)
 
     async def model_provider_list(self, params: Optional[ModelProviderListParams] = None) -> ModelProviderListResponse:
-        """The configured model providers (custom ones first) and the default."""
+        """The configured model providers and OpenAI, sorted by id, and the default."""
         return await self.request("modelProvider/list", {} if params is None else params)
+
+    async def model_provider_config_write(self, params: ModelProviderConfigWriteParams) -> ModelProviderConfigWriteResponse:
+        """Create or edit a custom, Bedrock or Vertex AI provider in the user's config.toml."""
+        return await self.request("modelProvider/config/write", params)
 
     async def model_provider_capabilities_read(self, params: Optional[ModelProviderCapabilitiesReadParams] = None) -> ModelProviderCapabilitiesReadResponse:
         """What the provider offers beside text (upstream answers the same for every one)."""

@@ -2222,6 +2222,46 @@ export type GatewayAuth =
       envKey?: string | null;
     };
 
+export type ModelProviderConfigWriteParams = {
+  settings: ProviderSettingsPatch;
+};
+
+export type ModelProviderConfigWriteResponse = {
+  provider: ModelProviderSummary;
+};
+
+/**
+ * Omitted patch fields preserve their values. Explicit null clears a nullable field.
+ */
+export type ProviderSettingsPatch =
+  | {
+      type: "customGateway";
+      baseUrl?: string | null;
+      envKey?: string | null;
+      name?: string;
+      /**
+       * Omit or pass null to allocate a new custom provider ID.
+       */
+      providerId?: string | null;
+    }
+  | {
+      type: "bedrock";
+      profile?: string | null;
+      providerId: BedrockProviderId;
+      region?: string | null;
+    }
+  | {
+      type: "gcp";
+      credentialFile?: string | null;
+      location?: string | null;
+      projectId?: string | null;
+      providerId: GcpProviderId;
+    };
+
+export type BedrockProviderId = "amazon-bedrock" | "amazon-bedrock-runtime";
+
+export type GcpProviderId = "gcp";
+
 export type ModelProviderCapabilitiesReadParams = {
 };
 
@@ -3338,6 +3378,7 @@ export type ClientRequest =
   | { method: "config/batchWrite"; id: RequestId; params: ConfigBatchWriteParams }
   | { method: "account/read"; id: RequestId; params: GetAccountParams }
   | { method: "modelProvider/list"; id: RequestId; params: ModelProviderListParams }
+  | { method: "modelProvider/config/write"; id: RequestId; params: ModelProviderConfigWriteParams }
   | { method: "modelProvider/capabilities/read"; id: RequestId; params: ModelProviderCapabilitiesReadParams }
   | { method: "experimentalFeature/list"; id: RequestId; params: ExperimentalFeatureListParams }
   | { method: "experimentalFeature/enablement/set"; id: RequestId; params: ExperimentalFeatureEnablementSetParams }
@@ -3488,9 +3529,13 @@ export interface ClientRequestMap {
    */
   "account/read": { params: GetAccountParams; result: GetAccountResponse };
   /**
-   * The configured model providers (custom ones first) and the default.
+   * The configured model providers and OpenAI, sorted by id, and the default.
    */
   "modelProvider/list": { params: ModelProviderListParams; result: ModelProviderListResponse };
+  /**
+   * Create or edit a custom, Bedrock or Vertex AI provider in the user's config.toml.
+   */
+  "modelProvider/config/write": { params: ModelProviderConfigWriteParams; result: ModelProviderConfigWriteResponse };
   /**
    * What the provider offers beside text (upstream answers the same for every one).
    */

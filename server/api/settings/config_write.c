@@ -9,7 +9,7 @@
 #include "config_write.h"
 #include "config/config.h"
 #include "rpc/rpc.h"
-#include "session.h"
+#include "api/session.h"
 
 /* Answer with the write's result or its error. */
 static void
