@@ -11,6 +11,7 @@
 
 #include "agent_int.h"
 #include "agent/patch/apply_patch.h"
+#include "agent/prompt/history_items.h"
 #include "agent/tools/dynamic_tools.h"
 #include "agent/tools/plan_update.h"
 #include "agent/tools/tool_output.h"
@@ -248,21 +249,8 @@ agent_compact_done(struct agent_turn *t)
 			buf_adds(&summary, json_string_value(json_object_get(part, "text")) ?: "");
 	}
 	json_array_clear(t->response_items);
-	/*
-	 * Upstream keeps the user's messages (the newest, up to AGENT_COMPACT_KEEP bytes) and
-	 * replaces the rest with the summary.
-	 */
 	history = agent_history_items(a);
-	for (i = json_array_size(history), j = 0; i-- > 0;) {
-		it = json_array_get(history, i);
-		if (strcmp(json_string_value(json_object_get(it, "role")) ?: "", "user") != 0)
-			continue;
-		part = json_array_get(json_object_get(it, "content"), 0);
-		j += strlen(json_string_value(json_object_get(part, "text")) ?: "");
-		if (j > AGENT_COMPACT_KEEP && json_array_size(kept) > 0)
-			break;
-		json_array_insert(kept, 0, it);
-	}
+	history_items_compact_keep(history, AGENT_COMPACT_KEEP, kept);
 	json_decref(history);
 	json_array_append_new(kept, agent_text_message("user", buf_str(&summary)));
 	rec = json_pack("{s:s, s:O}", "message", buf_str(&summary), "replacement_history", kept);
