@@ -91,6 +91,9 @@ $(SAN)/libcore.a: $(call objs,$(SAN),$(CORE_SRC))
 	@rm -f $@
 	$(call quiet,AR,ar rcs $@ $^)
 
+# Code mode's host program is assembled into this object (.incbin): rebuilt when it changes.
+$(BUILD)/obj/server/agent/codemode/codemode_js.o $(SAN)/obj/server/agent/codemode/codemode_js.o: server/agent/codemode/codemode_host.js
+
 $(BUILD)/app-server: $(BUILD)/obj/server/main.o $(BUILD)/libcore.a
 	$(call quiet,LD,$(CC) $(OPT) -o $@ $^ $(LDLIBS))
 

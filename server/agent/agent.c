@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "agent_int.h"
+#include "agent/codemode/codemode_run.h"
 #include "agent/diff/diff.h"
 #include "agent/shell/shell_snapshot.h"
 #include "config/home.h"
@@ -96,6 +97,7 @@ agent_free(struct agent *a)
 	approval_cache_free(a->cache);
 	json_decref(a->dynamic_tools);
 	json_decref(a->rate_limits);
+	codemode_free(a->cm);
 	free(a->rollout_path);
 	free((char *)a->c.thread_id);
 	free((char *)a->c.originator);
@@ -355,6 +357,7 @@ agent_end(struct agent_turn *t)
 	agent_stream_finish(t);
 	/* exec_command sessions die with the turn: their items complete before done. */
 	agent_shell_kill_all(a);
+	codemode_kill_all(a->cm); /* cells die with their turn */
 	agent_set_waiting(t, 0);
 	agent_review_end(t, st); /* a review's results join the history, before the turn ends */
 	if (t->shell_only)
@@ -409,7 +412,7 @@ agent_advance(struct agent_turn *t)
 		return;
 	}
 	if (t->phase == PHASE_TOOLS) {
-		if (t->busy)
+		if (t->busy || codemode_busy(t->a->cm))
 			return;
 		if (t->calls != NULL && t->next < json_array_size(t->calls)) {
 			agent_tools_next(t);

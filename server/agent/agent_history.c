@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "agent_int.h"
+#include "agent/prompt/history_items.h"
 #include "protocol/xmalloc.h"
 #include "thread/rollout/rollout_reader.h"
 #include "thread/store/worker.h"
@@ -26,66 +27,6 @@ struct agent_history_job {
 	json_t *dynamic_tools; /* session_meta's, or NULL */
 };
 
-/* The records the history needs. */
-static int
-agent_history_filter(const char *type, const char *ptype)
-{
-	(void)ptype;
-	return strcmp(type, "response_item") == 0 || strcmp(type, "compacted") == 0 ||
-		strcmp(type, "session_meta") == 0;
-}
-
-/* Whether a message is context each request carries anew (not history). */
-static int
-agent_history_context(const json_t *item)
-{
-	static const char *const prefixes[] = {"<environment_context>", "# AGENTS.md instructions",
-		"<user_instructions>", "<skills_instructions>", "<INSTRUCTIONS>", NULL};
-	const char *role = json_string_value(json_object_get(item, "role"));
-	const char *text;
-
-	if (role == NULL)
-		return 0;
-	text = json_string_value(
-		json_object_get(json_array_get(json_object_get(item, "content"), 0), "text"));
-	/* a collaboration mode's message is history: sent once, when the mode was selected */
-	if (strcmp(role, "developer") == 0 && text != NULL &&
-		strncmp(text, "<collaboration_mode>", 20) == 0)
-		return 0;
-	if (strcmp(role, "developer") == 0 || strcmp(role, "system") == 0)
-		return 1;
-	if (strcmp(role, "user") != 0)
-		return 0;
-	for (const char *const *p = prefixes; text != NULL && *p != NULL; p++)
-		if (strncmp(text, *p, strlen(*p)) == 0)
-			return 1;
-	return 0;
-}
-
-/* A `compacted` record: the history becomes its replacement. */
-static void
-agent_history_compacted(json_t *items, json_t *payload)
-{
-	json_t *repl = json_object_get(payload, "replacement_history"), *kept, *it;
-	const char *msg = json_string_value(json_object_get(payload, "message"));
-	size_t i;
-
-	kept = json_array();
-	if (json_is_array(repl)) {
-		json_array_foreach(repl, i, it) if (!agent_history_context(it))
-			json_array_append(kept, it);
-	} else {
-		json_array_foreach(items, i,
-			it) if (strcmp(json_string_value(json_object_get(it, "role")) ?: "",
-					"user") == 0) json_array_append(kept, it);
-		if (msg != NULL)
-			json_array_append_new(kept, agent_text_message("user", msg));
-	}
-	json_array_clear(items);
-	json_array_extend(items, kept);
-	json_decref(kept);
-}
-
 static void
 agent_history_run(void *arg)
 {
@@ -97,7 +38,7 @@ agent_history_run(void *arg)
 	j->items = json_array();
 	if (j->end <= 0 || rollout_reader_open(j->path, 0, j->end, &r) != 0)
 		return;
-	rollout_reader_filter(r, agent_history_filter);
+	rollout_reader_filter(r, history_items_wanted);
 	while (rollout_reader_next(r, &rec) == 1) {
 		if (!json_is_object(rec.payload))
 			continue;
@@ -111,10 +52,10 @@ agent_history_run(void *arg)
 			continue;
 		}
 		if (strcmp(rec.type, "compacted") == 0) {
-			agent_history_compacted(j->items, rec.payload);
+			history_items_compacted(j->items, rec.payload);
 			continue;
 		}
-		if (agent_history_context(rec.payload))
+		if (history_items_is_context(rec.payload))
 			continue;
 		item = json_deep_copy(rec.payload);
 		json_object_del(item, "internal_chat_message_metadata_passthrough");

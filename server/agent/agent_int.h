@@ -31,6 +31,7 @@
 #include "thread/rollout/rollout_summary.h"
 
 struct agent_review;
+struct codemode;
 struct agent_dyn_call;
 struct agent_mcp_call;
 struct mcp_set;
@@ -167,7 +168,8 @@ struct agent {
 	void *review_arg;
 	struct agent_cmd *user_cmds; /* thread/shellCommand's commands running (user_shell.c) */
 	unsigned n_user;
-	int hooks_started; /* SessionStart's turn came (agent_hooks.c) */
+	int hooks_started;   /* SessionStart's turn came (agent_hooks.c) */
+	struct codemode *cm; /* code mode's cells and store (agent_codemode.c), or NULL */
 };
 
 struct agent_turn {
@@ -282,6 +284,7 @@ extern const char agent_compact_prompt[];
 void agent_compact_done(struct agent_turn *t);
 void agent_steer_flush(struct agent_turn *t);
 void agent_tools_next(struct agent_turn *t);
+void agent_tools_run(struct agent_turn *t, json_t *call);
 void agent_tool_output(struct agent_turn *t, const char *call_id, int custom, const char *text);
 void agent_ask(struct agent_turn *t, const char *method, json_t *params,
 	void (*on_answer)(struct agent_turn *, enum approval_reply), void *pending);
@@ -302,6 +305,8 @@ void agent_dynamic_abort(struct agent_turn *t);
 int agent_mcp_call(struct agent_turn *t, const json_t *call, const char *call_id);
 /* Interrupt or the turn's end: every MCP call is cancelled and its item completes. */
 void agent_mcp_abort(struct agent_turn *t);
+/* agent_codemode.c: 1 when the call is code mode's exec or wait (then under way) */
+int agent_codemode_call(struct agent_turn *t, const json_t *call, const char *call_id, int custom);
 /* agent_shell.c */
 void agent_shell_call(struct agent_turn *t, json_t *call, const char *name);
 void agent_shell_write_stdin(struct agent_turn *t, json_t *call);

@@ -159,16 +159,6 @@ agent_delta(struct agent_turn *t, const struct model_event *ev)
 	json_decref(p);
 }
 
-/* TokenUsageBreakdown of totals. */
-static json_t *
-agent_usage_json(const struct token_totals *u)
-{
-	return json_pack("{s:I, s:I, s:I, s:i, s:I, s:I}", "totalTokens", (json_int_t)u->total,
-		"inputTokens", (json_int_t)u->input, "cachedInputTokens", (json_int_t)u->cached,
-		"cacheWriteInputTokens", 0, "outputTokens", (json_int_t)u->output,
-		"reasoningOutputTokens", (json_int_t)u->reasoning);
-}
-
 /* A response's usage: add it to the thread's, report and record it. */
 static void
 agent_usage(struct agent_turn *t, const struct model_usage *u, const char *resp_id)
@@ -190,8 +180,8 @@ agent_usage(struct agent_turn *t, const struct model_usage *u, const char *resp_
 	a->total.output += last->output;
 	a->total.reasoning += last->reasoning;
 	a->total.total += last->total;
-	tu = json_pack("{s:o, s:o, s:I}", "total", agent_usage_json(&a->total), "last",
-		agent_usage_json(last), "modelContextWindow", (json_int_t)t->o.context_window);
+	tu = json_pack("{s:o, s:o, s:I}", "total", model_items_usage(&a->total), "last",
+		model_items_usage(last), "modelContextWindow", (json_int_t)t->o.context_window);
 	t->sink->usage(t->arg, tu);
 	json_decref(tu);
 	/* upstream reports the account's rate limits with every usage, the `codex` snapshot with

@@ -206,17 +206,7 @@ agent_cmd_delta(struct agent_cmd *c, const char *data, size_t n, int last)
 	}
 	c->npend = 0;
 	if (!last) {
-		/* A lead byte near the end whose sequence is not complete yet waits. */
-		for (size_t back = 1; back <= 3 && back <= len; back++) {
-			unsigned char b = (unsigned char)p[len - back];
-			size_t need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 0;
-
-			if ((b & 0xc0) == 0x80)
-				continue;
-			if (need > back)
-				keep = back;
-			break;
-		}
+		keep = tool_output_utf8_cut(p, len);
 		memcpy(c->pend, p + len - keep, keep);
 		c->npend = keep;
 		len -= keep;

@@ -15,6 +15,7 @@
 #include "agent_int.h"
 #include "agent/approval/approval_sandbox.h"
 #include "agent/patch/apply_patch.h"
+#include "agent/shell/shell_env.h"
 #include "agent/tools/tool_args.h"
 #include "agent/tools/tool_output.h"
 #include "exec/exec.h"
@@ -23,17 +24,6 @@
 #include "sandbox/sandbox.h"
 
 #define AGENT_DEFAULT_SHELL "/bin/bash"
-
-/* The workdir a call asks for, resolved against the turn's cwd (heap). */
-static char *
-agent_workdir(const struct agent_turn *t, const char *w)
-{
-	if (w == NULL || *w == '\0')
-		return xstrdup(t->o.cwd);
-	if (w[0] == '/')
-		return xstrdup(w);
-	return xasprintf("%s/%s", t->o.cwd, w);
-}
 
 /*
  * A call's command, workdir and settings into c; 0, or -1 with *why for the model (heap).
@@ -84,7 +74,7 @@ agent_shell_parse(struct agent_turn *t, struct agent_cmd *c, json_t *call, const
 	}
 	if (w == NULL)
 		w = json_string_value(json_object_get(args, "workdir"));
-	c->cwd = agent_workdir(t, w);
+	c->cwd = shell_workdir(t->o.cwd, w);
 	perm = json_string_value(json_object_get(args, "sandbox_permissions"));
 	s = json_string_value(json_object_get(args, "justification"));
 	c->justification = s != NULL ? xstrdup(s) : NULL;

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "agent_int.h"
+#include "agent/codemode/codemode_run.h"
+#include "agent/prompt/history_items.h"
 #include "agent/patch/apply_patch.h"
 #include "agent/tools/dynamic_tools.h"
 #include "agent/tools/plan_update.h"
@@ -23,10 +25,13 @@
 void
 agent_tool_output(struct agent_turn *t, const char *call_id, int custom, const char *text)
 {
-	json_t *item = json_pack("{s:s, s:s, s:s}", "type",
+	json_t *item;
+
+	if (codemode_tool_result(t->a->cm, call_id, text))
+		return; /* a cell's nested call: its script gets the answer */
+	item = json_pack("{s:s, s:s, s:s}", "type",
 		custom ? "custom_tool_call_output" : "function_call_output", "call_id",
 		call_id != NULL ? call_id : "", "output", text);
-
 	if (agent_hooks_output(t, item))
 		return; /* PostToolUse first (agent_hooks.c) */
 	agent_record_response(t->a, item);
@@ -87,6 +92,7 @@ agent_tools_abort(struct agent_turn *t)
 		agent_set_waiting(t, 0);
 		fn(t, APPROVAL_REPLY_CANCEL);
 	}
+	codemode_kill_all(t->a->cm);
 	/* The command a call waits on dies now; its done callback completes the item. */
 	if (t->cmd != NULL && t->cmd->proc != NULL && !t->cmd->done)
 		exec_kill(t->cmd->proc);
@@ -151,11 +157,17 @@ agent_patch_tool(struct agent_turn *t, const json_t *call, const char *call_id, 
 	json_decref(args);
 }
 
-/* Run the next call of the last response (every known tool is accepted, offered or not). */
+/* Run the next call of the last response. */
 void
 agent_tools_next(struct agent_turn *t)
 {
-	json_t *call = json_array_get(t->calls, t->next++);
+	agent_tools_run(t, json_array_get(t->calls, t->next++));
+}
+
+/* Run one call (every known tool is accepted, offered or not): the model's or a cell's. */
+void
+agent_tools_run(struct agent_turn *t, json_t *call)
+{
 	const char *type = json_string_value(json_object_get(call, "type"));
 	const char *name = json_string_value(json_object_get(call, "name"));
 	const char *call_id = json_string_value(json_object_get(call, "call_id"));
@@ -183,7 +195,8 @@ agent_tools_next(struct agent_turn *t)
 		 */
 		json_t *nc;
 
-		while ((nc = json_array_get(t->calls, t->next)) != NULL &&
+		while (call == json_array_get(t->calls, t->next - 1) &&
+			(nc = json_array_get(t->calls, t->next)) != NULL &&
 			strcmp(json_string_value(json_object_get(nc, "type")) ?: "",
 				"function_call") == 0 &&
 			dynamic_tools_find(t->a->dynamic_tools,
@@ -193,7 +206,9 @@ agent_tools_next(struct agent_turn *t)
 			agent_dynamic_call(
 				t, nc, json_string_value(json_object_get(nc, "call_id")));
 		}
-	} else {
+	} else if (agent_codemode_call(t, call, call_id, custom))
+		; /* answered by its cell */
+	else {
 		text = tool_output_unsupported(name != NULL ? name : "", custom);
 		agent_tool_output(t, call_id, custom, text);
 		free(text);
@@ -248,21 +263,8 @@ agent_compact_done(struct agent_turn *t)
 			buf_adds(&summary, json_string_value(json_object_get(part, "text")) ?: "");
 	}
 	json_array_clear(t->response_items);
-	/*
-	 * Upstream keeps the user's messages (the newest, up to AGENT_COMPACT_KEEP bytes) and
-	 * replaces the rest with the summary.
-	 */
 	history = agent_history_items(a);
-	for (i = json_array_size(history), j = 0; i-- > 0;) {
-		it = json_array_get(history, i);
-		if (strcmp(json_string_value(json_object_get(it, "role")) ?: "", "user") != 0)
-			continue;
-		part = json_array_get(json_object_get(it, "content"), 0);
-		j += strlen(json_string_value(json_object_get(part, "text")) ?: "");
-		if (j > AGENT_COMPACT_KEEP && json_array_size(kept) > 0)
-			break;
-		json_array_insert(kept, 0, it);
-	}
+	history_items_compact_keep(history, AGENT_COMPACT_KEEP, kept);
 	json_decref(history);
 	json_array_append_new(kept, agent_text_message("user", buf_str(&summary)));
 	rec = json_pack("{s:s, s:O}", "message", buf_str(&summary), "replacement_history", kept);

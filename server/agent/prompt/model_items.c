@@ -3,6 +3,7 @@
  * their shapes and read the texts out of the model's own items.
  */
 #include "model_items.h"
+#include "thread/rollout/rollout_summary.h"
 
 json_t *
 model_items_message(const char *id, const char *text)
@@ -50,4 +51,13 @@ model_items_texts(const json_t *item, const char *key)
 			json_array_append(out, s);
 	}
 	return out;
+}
+
+json_t *
+model_items_usage(const struct token_totals *u)
+{
+	return json_pack("{s:I, s:I, s:I, s:i, s:I, s:I}", "totalTokens", (json_int_t)u->total,
+		"inputTokens", (json_int_t)u->input, "cachedInputTokens", (json_int_t)u->cached,
+		"cacheWriteInputTokens", 0, "outputTokens", (json_int_t)u->output,
+		"reasoningOutputTokens", (json_int_t)u->reasoning);
 }

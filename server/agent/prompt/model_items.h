@@ -11,6 +11,9 @@
 #include "protocol/buf.h"
 
 /* The wire AgentMessage item (new reference). */
+struct token_totals;
+/* A TokenUsageBreakdown of totals (new reference). */
+json_t *model_items_usage(const struct token_totals *u);
 json_t *model_items_message(const char *id, const char *text);
 /* The wire Reasoning item (new reference; summary and content borrowed, NULL as []). */
 json_t *model_items_reasoning(const char *id, json_t *summary, json_t *content);

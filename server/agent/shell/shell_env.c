@@ -33,3 +33,13 @@ shell_env_with(char *const *base, const char *const *extra, const char *sandbox_
 	e[k] = NULL;
 	return e;
 }
+
+char *
+shell_workdir(const char *cwd, const char *w)
+{
+	if (w == NULL || *w == '\0')
+		return xstrdup(cwd);
+	if (w[0] == '/')
+		return xstrdup(w);
+	return xasprintf("%s/%s", cwd, w);
+}

@@ -10,6 +10,8 @@
  * sandbox_var (may be NULL) replacing the same-named entries of base, appended after what is
  * kept. A new NULL-ended array (free it alone), pointing into base, extra and sandbox_var.
  */
+/* The workdir a call asks for (NULL or "": cwd), resolved against cwd (heap). */
+char *shell_workdir(const char *cwd, const char *w);
 char **shell_env_with(char *const *base, const char *const *extra, const char *sandbox_var);
 
 #endif

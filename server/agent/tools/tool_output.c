@@ -352,3 +352,17 @@ tool_output_bad_arguments(const char *why)
 {
 	return xasprintf("failed to parse function arguments: %s", why);
 }
+
+size_t
+tool_output_utf8_cut(const char *p, size_t len)
+{
+	for (size_t back = 1; back <= 3 && back <= len; back++) {
+		unsigned char b = (unsigned char)p[len - back];
+		size_t need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 0;
+
+		if ((b & 0xc0) == 0x80)
+			continue; /* a continuation byte: look further back for its lead */
+		return need > back ? back : 0;
+	}
+	return 0;
+}

@@ -83,6 +83,8 @@ struct tool_exec_result {
 	size_t max_output_tokens; /* 0: the default 10000 */
 };
 
+/* Bytes at the end of p that start a UTF-8 sequence not complete yet (0-3): held back. */
+size_t tool_output_utf8_cut(const char *p, size_t len);
 /* The function_call_output text of exec_command / write_stdin. Heap string. */
 char *tool_output_exec(const struct tool_exec_result *r);
 /* A fresh chunk id: 6 lowercase hex digits. */
