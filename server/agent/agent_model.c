@@ -16,6 +16,7 @@
 
 #include "agent_int.h"
 #include "agent/prompt/model_items.h"
+#include "agent/codemode/codemode_tools.h"
 #include "agent/tools/dynamic_tools.h"
 #include "mcp/mcp_tools.h"
 #include "agent/tools/tool_specs.h"
@@ -332,6 +333,36 @@ agent_model_cb(void *arg, const struct model_event *ev)
 	}
 }
 
+/* The MCP tools' output schemas among tools, by their name in exec (new reference). */
+static json_t *
+agent_mcp_outputs(struct agent_turn *t, const json_t *tools)
+{
+	json_t *outs = json_object(), *ns, *f;
+	const json_t *tool, *schema;
+	const char *nsn;
+	size_t i, j;
+	char *name;
+
+	json_array_foreach(tools, i, ns)
+	{
+		nsn = json_string_value(json_object_get(ns, "name"));
+		if (nsn == NULL || strncmp(nsn, "mcp__", 5) != 0)
+			continue;
+		json_array_foreach(json_object_get(ns, "tools"), j, f)
+		{
+			const char *fn = json_string_value(json_object_get(f, "name"));
+
+			if (mcp_tools_find(t->a->mcp, nsn, fn, &tool) < 0 ||
+				(schema = json_object_get(tool, "outputSchema")) == NULL)
+				continue;
+			name = codemode_tools_nested_name(nsn, fn);
+			json_object_set(outs, name, (json_t *)schema);
+			free(name);
+		}
+	}
+	return outs;
+}
+
 /* Start the next model request of the turn; 0 or -1 with *cause. */
 int
 agent_model_request(struct agent_turn *t, char **cause)
@@ -366,6 +397,16 @@ agent_model_request(struct agent_turn *t, char **cause)
 		dynamic_tools_append(tools, t->a->dynamic_tools, wire);
 		/* then each MCP server's (mcp/mcp_tools.h) */
 		mcp_tools_append(tools, t->a->mcp, wire == TOOL_WIRE_CHAT);
+		if (t->code_mode && wire == TOOL_WIRE_RESPONSES) {
+			/* upstream's code mode: all of them nested in exec, first in the input */
+			json_t *outs = agent_mcp_outputs(t, tools);
+
+			json_array_insert_new(input, 0, codemode_tools_item(tools, outs));
+			json_decref(outs);
+			json_decref(tools);
+			tools = NULL;
+			pr.no_tools = 1;
+		}
 	}
 	if (t->o.effort != NULL || t->o.summary != NULL || !t->compacting) {
 		reasoning = json_object();
