@@ -333,36 +333,6 @@ agent_model_cb(void *arg, const struct model_event *ev)
 	}
 }
 
-/* The MCP tools' output schemas among tools, by their name in exec (new reference). */
-static json_t *
-agent_mcp_outputs(struct agent_turn *t, const json_t *tools)
-{
-	json_t *outs = json_object(), *ns, *f;
-	const json_t *tool, *schema;
-	const char *nsn;
-	size_t i, j;
-	char *name;
-
-	json_array_foreach(tools, i, ns)
-	{
-		nsn = json_string_value(json_object_get(ns, "name"));
-		if (nsn == NULL || strncmp(nsn, "mcp__", 5) != 0)
-			continue;
-		json_array_foreach(json_object_get(ns, "tools"), j, f)
-		{
-			const char *fn = json_string_value(json_object_get(f, "name"));
-
-			if (mcp_tools_find(t->a->mcp, nsn, fn, &tool) < 0 ||
-				(schema = json_object_get(tool, "outputSchema")) == NULL)
-				continue;
-			name = codemode_tools_nested_name(nsn, fn);
-			json_object_set(outs, name, (json_t *)schema);
-			free(name);
-		}
-	}
-	return outs;
-}
-
 /* Start the next model request of the turn; 0 or -1 with *cause. */
 int
 agent_model_request(struct agent_turn *t, char **cause)
@@ -398,11 +368,17 @@ agent_model_request(struct agent_turn *t, char **cause)
 		/* then each MCP server's (mcp/mcp_tools.h) */
 		mcp_tools_append(tools, t->a->mcp, wire == TOOL_WIRE_CHAT);
 		if (t->code_mode && wire == TOOL_WIRE_RESPONSES) {
-			/* upstream's code mode: all of them nested in exec, first in the input */
-			json_t *outs = agent_mcp_outputs(t, tools);
+			/* upstream's code mode: all of them nested in exec, first in the input; the
+			 * MCP servers' deferred, named in the developer message */
+			char *deferred = codemode_tools_deferred(tools);
+			json_t *dev = json_object_get(json_array_get(input, 0), "content");
 
-			json_array_insert_new(input, 0, codemode_tools_item(tools, outs));
-			json_decref(outs);
+			if (deferred != NULL)
+				json_array_append_new(dev,
+					json_pack("{s:s, s:s}", "type", "input_text", "text",
+						deferred));
+			free(deferred);
+			json_array_insert_new(input, 0, codemode_tools_item(tools));
 			json_decref(tools);
 			tools = NULL;
 			pr.no_tools = 1;

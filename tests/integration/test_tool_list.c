@@ -383,6 +383,76 @@ test_code_mode_off(void **state)
 	json_decref(up);
 }
 
+/*
+ * An MCP server in code mode (tests/fixtures/codemode/upstream/mcp.json, record_mcp.py): its
+ * tools are deferred, not described in exec, whose resource tools' sections are upstream's;
+ * the developer message names the server's namespace in upstream's words.
+ */
+static void
+test_code_mode_mcp(void **state)
+{
+	static const char *const ran[] = {"exec_command", "write_stdin", "apply_patch",
+		"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource", NULL};
+	char *server = realpath("tests/fixtures/mcp/mcp_server.py", NULL);
+	char *config =
+		xasprintf("[mcp_servers.test]\ncommand = \"python3\"\nargs = [\"%s\"]", server);
+	struct tl_case mcp = {"mcp", config, 1};
+	json_t *up = json_load_file("tests/fixtures/codemode/upstream/mcp.json", 0, NULL);
+	json_t *body, *dev, *part;
+	const char *desc, *udesc, *want;
+	char *a, *b;
+	size_t i;
+	int found = 0;
+
+	(void)state;
+	assert_non_null(up);
+	body = tl_our_body(&mcp);
+	udesc = json_string_value(json_object_get(
+		tl_find(json_object_get(
+				tl_find(json_object_get(
+						json_object_get(up, "additional_tools"), "tools"),
+					"functions"),
+				"tools"),
+			"exec"),
+		"description"));
+	desc = json_string_value(json_object_get(
+		json_array_get(
+			json_object_get(
+				json_array_get(
+					json_object_get(
+						json_array_get(json_object_get(body, "input"), 0),
+						"tools"),
+					0),
+				"tools"),
+			0),
+		"description"));
+	assert_non_null(udesc);
+	assert_non_null(desc);
+	assert_null(strstr(desc, "mcp__test"));
+	assert_null(strstr(udesc, "mcp__test"));
+	for (i = 0; ran[i] != NULL; i++) {
+		a = tl_section(desc, ran[i]);
+		b = tl_section(udesc, ran[i]);
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+	}
+	want = json_string_value(json_array_get(json_object_get(up, "deferred"), 0));
+	assert_non_null(want);
+	dev = json_object_get(json_array_get(json_object_get(body, "input"), 1), "content");
+	json_array_foreach(dev, i, part)
+	{
+		found |= strcmp(json_string_value(json_object_get(part, "text")) ?: "", want) == 0;
+	}
+	assert_true(found);
+	json_decref(body);
+	json_decref(up);
+	free(config);
+	free(server);
+}
+
 /* [features] code_mode = true: a custom model gets code mode too. */
 static void
 test_code_mode_forced(void **state)
@@ -413,7 +483,7 @@ test_no_update_plan_by_default(void **state)
 int
 main(void)
 {
-	struct CMUnitTest tests[sizeof cases / sizeof cases[0] + 3];
+	struct CMUnitTest tests[sizeof cases / sizeof cases[0] + 4];
 	size_t n = 0;
 
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -423,5 +493,6 @@ main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_no_update_plan_by_default);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_code_mode_off);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_code_mode_forced);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_code_mode_mcp);
 	return _cmocka_run_group_tests("tool_list", tests, n, NULL, NULL);
 }

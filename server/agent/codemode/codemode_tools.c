@@ -254,23 +254,13 @@ codemode_tools_nested_name(const char *ns, const char *name)
 	return ns != NULL ? xasprintf("%s__%s", ns, name) : xstrdup(name);
 }
 
-/* The output type of a nested tool: unified exec's result, an MCP CallToolResult, or
- * unknown. */
+/* The output type of a nested tool: unified exec's result, or unknown. */
 static char *
-cm_output(const char *name, int mcp, const json_t *mcp_outputs)
+cm_output(const char *name)
 {
-	const json_t *schema;
 	json_t *v;
-	char *s, *r;
+	char *s;
 
-	if (mcp) {
-		schema = json_object_get(mcp_outputs, name);
-		s = schema != NULL ? codemode_ts_type(schema) : xstrdup("unknown");
-		r = strcmp(s, "unknown") == 0 ? xstrdup("CallToolResult")
-					      : xasprintf("CallToolResult<%s>", s);
-		free(s);
-		return r;
-	}
 	if (strcmp(name, "exec_command") != 0 && strcmp(name, "write_stdin") != 0)
 		return xstrdup("unknown");
 	v = json_loads(codemode_unified_exec_output, 0, NULL);
@@ -294,8 +284,7 @@ cm_cmp(const void *a, const void *b)
 
 /* Add one spec (function or custom) to the nested list. */
 static void
-cm_add(struct cm_tool *list, size_t *n, const json_t *spec, const char *ns, const char *ns_desc,
-	const json_t *mcp_outputs)
+cm_add(struct cm_tool *list, size_t *n, const json_t *spec, const char *ns, const char *ns_desc)
 {
 	const char *type = json_string_value(json_object_get(spec, "type"));
 	const char *name = json_string_value(json_object_get(spec, "name"));
@@ -311,7 +300,7 @@ cm_add(struct cm_tool *list, size_t *n, const json_t *spec, const char *ns, cons
 	t->desc = json_string_value(json_object_get(spec, "description")) ?: "";
 	t->freeform = strcmp(type, "custom") == 0;
 	t->input = json_object_get(spec, "parameters");
-	t->output = cm_output(t->name, ns != NULL && strncmp(ns, "mcp__", 5) == 0, mcp_outputs);
+	t->output = cm_output(t->name);
 	(*n)++;
 }
 
@@ -377,8 +366,18 @@ cm_exec_description(struct cm_tool *list, size_t n)
 	return buf_steal(&b, NULL);
 }
 
+/* An MCP server's namespace: its tools are deferred, not described in exec. */
+static int
+cm_deferred(const json_t *spec)
+{
+	const char *type = json_string_value(json_object_get(spec, "type")) ?: "";
+	const char *name = json_string_value(json_object_get(spec, "name")) ?: "";
+
+	return strcmp(type, "namespace") == 0 && strncmp(name, "mcp__", 5) == 0;
+}
+
 json_t *
-codemode_tools_item(const json_t *tools, const json_t *mcp_outputs)
+codemode_tools_item(const json_t *tools)
 {
 	const json_t *spec, *sub;
 	json_t *fns = json_array(), *exec, *rui = NULL, *item;
@@ -396,17 +395,18 @@ codemode_tools_item(const json_t *tools, const json_t *mcp_outputs)
 		const char *type = json_string_value(json_object_get(spec, "type")) ?: "";
 		const char *name = json_string_value(json_object_get(spec, "name")) ?: "";
 
+		if (cm_deferred(spec))
+			continue;
 		if (strcmp(type, "namespace") == 0) {
 			json_array_foreach(json_object_get(spec, "tools"), j, sub)
 			{
 				cm_add(list, &n, sub, name,
-					json_string_value(json_object_get(spec, "description")),
-					mcp_outputs);
+					json_string_value(json_object_get(spec, "description")));
 			}
 		} else if (strcmp(type, "function") == 0 && strcmp(name, "request_user_input") == 0)
 			rui = json_deep_copy(spec); /* a direct function beside exec and wait */
 		else
-			cm_add(list, &n, spec, NULL, NULL, mcp_outputs);
+			cm_add(list, &n, spec, NULL, NULL);
 	}
 	desc = cm_exec_description(list, n);
 	exec = json_pack("{s:s, s:s, s:s, s:{s:s, s:s, s:s}}", "type", "custom", "name", "exec",
@@ -426,4 +426,78 @@ codemode_tools_item(const json_t *tools, const json_t *mcp_outputs)
 	free(list);
 	free(desc);
 	return item;
+}
+
+/* s XML-escaped onto b, at most max characters of it (UTF-8 sequences kept whole). */
+static void
+cm_add_escaped(struct buf *b, const char *s, size_t len, size_t max)
+{
+	static const char *const ent[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"};
+	const char *p;
+
+	for (size_t i = 0, n = 0; i < len && n < max; n++) {
+		if ((p = strchr("&<>\"'", s[i])) != NULL && s[i] != '\0') {
+			buf_adds(b, ent[p - "&<>\"'"]);
+			i++;
+			continue;
+		}
+		do
+			buf_addc(b, s[i++]);
+		while (i < len && ((unsigned char)s[i] & 0xc0) == 0x80);
+	}
+}
+
+static int
+cm_strcmp(const void *a, const void *b)
+{
+	return strcmp(json_string_value(json_object_get(*(json_t *const *)a, "name")) ?: "",
+		json_string_value(json_object_get(*(json_t *const *)b, "name")) ?: "");
+}
+
+char *
+codemode_tools_deferred(const json_t *tools)
+{
+	const json_t **ns;
+	const json_t *spec;
+	const char *d, *e;
+	struct buf b;
+	size_t i, n = 0;
+
+	ns = xmalloc((json_array_size(tools) + 1) * sizeof *ns);
+	json_array_foreach(tools, i, spec)
+	{
+		if (cm_deferred(spec))
+			ns[n++] = spec;
+	}
+	if (n == 0) {
+		free(ns);
+		return NULL;
+	}
+	qsort(ns, n, sizeof *ns, cm_strcmp);
+	buf_init(&b, CODEMODE_DESC_MAX);
+	buf_adds(&b, "<tools>\nDeferred tool namespaces:\n");
+	for (i = 0; i < n; i++) {
+		d = json_string_value(json_object_get(ns[i], "description")) ?: "";
+		/* the first line, trimmed */
+		while (*d == ' ' || *d == '\t' || *d == '\r' || *d == '\n')
+			d++;
+		for (e = d; *e != '\0' && *e != '\n'; e++)
+			;
+		while (e > d && strchr(" \t\r", e[-1]) != NULL)
+			e--;
+		buf_adds(&b, "- ");
+		d = json_string_value(json_object_get(ns[i], "name"));
+		cm_add_escaped(&b, d, strlen(d), (size_t)-1);
+		d = json_string_value(json_object_get(ns[i], "description")) ?: "";
+		while (*d == ' ' || *d == '\t' || *d == '\r' || *d == '\n')
+			d++;
+		if (e > d) {
+			buf_adds(&b, ": ");
+			cm_add_escaped(&b, d, (size_t)(e - d), 250);
+		}
+		buf_addc(&b, '\n');
+	}
+	buf_adds(&b, "</tools>");
+	free(ns);
+	return buf_steal(&b, NULL);
 }

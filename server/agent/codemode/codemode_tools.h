@@ -5,7 +5,10 @@
  * "functions","description":"","tools":[exec, wait, request_user_input]}]}. `exec` is a
  * freeform tool whose description is upstream's text followed by one "### `name`" section per
  * nested tool (its description and its TypeScript declaration, codemode_ts.h); every tool the
- * turn would otherwise offer directly is nested there, request_user_input excepted.
+ * turn would otherwise offer directly is nested there, request_user_input excepted, but MCP
+ * servers' tools: those are "deferred" (reachable from exec, not described), and the model is
+ * told their namespaces in a developer text instead (recorded: upstream 0.169 with an MCP
+ * server, tests/fixtures/codemode/record_mcp.py).
  */
 #ifndef CODEMODE_TOOLS_H
 #define CODEMODE_TOOLS_H
@@ -25,9 +28,15 @@ int codemode_node_found(const char *path);
 /*
  * The additional_tools item (new reference) for the tools a turn would offer directly
  * (Responses wire: tool_specs_build, then dynamic tools, then MCP namespaces; borrowed).
- * `mcp_outputs` ({nested name: MCP outputSchema}, or NULL) types MCP tools' structuredContent.
  */
-json_t *codemode_tools_item(const json_t *tools, const json_t *mcp_outputs);
+json_t *codemode_tools_item(const json_t *tools);
+
+/*
+ * The developer text naming the deferred (MCP) namespaces among tools (heap), or NULL when
+ * there are none: "<tools>\nDeferred tool namespaces:\n- mcp__srv: <first line of its
+ * instructions, at most 250 characters>\n</tools>", names sorted, XML-escaped.
+ */
+char *codemode_tools_deferred(const json_t *tools);
 
 /* The name nested tool `name` of namespace `ns` (NULL: none) has in exec (heap). */
 char *codemode_tools_nested_name(const char *ns, const char *name);

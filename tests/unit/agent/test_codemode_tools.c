@@ -118,7 +118,7 @@ cm_case(const char *fixture, int update_plan)
 	assert_non_null(rec);
 	want = cm_expected(rec);
 	tools = tool_specs_build(tool_specs_select(1, update_plan), TOOL_WIRE_RESPONSES);
-	got = codemode_tools_item(tools, NULL);
+	got = codemode_tools_item(tools);
 	a = json_string_value(json_object_get(
 		json_array_get(
 			json_object_get(json_array_get(json_object_get(got, "tools"), 0), "tools"),
@@ -260,41 +260,47 @@ test_identifiers(void **state)
 	}
 }
 
-/* MCP tools: their namespace's heading, their declaration returning a CallToolResult. */
+/* MCP servers' tools are deferred: not in exec's description, their namespaces named apart;
+ * other namespaced tools (a client's) are nested under their namespace's heading. */
 static void
-test_mcp_nested(void **state)
+test_mcp_deferred(void **state)
 {
 	json_t *tools = json_loads(
-		"[{\"type\":\"namespace\",\"name\":\"mcp__srv\",\"description\":\"Server words.\","
+		"[{\"type\":\"namespace\",\"name\":\"mcp__srv\",\"description\":\" Server & "
+		"<words>.\\nMore.\",\"tools\":[{\"type\":\"function\",\"name\":\"a\","
+		"\"description\":\"A.\",\"strict\":false,\"parameters\":{\"type\":\"object\"}}]},"
+		"{\"type\":\"namespace\",\"name\":\"mcp__b\",\"description\":\"\",\"tools\":[]},"
+		"{\"type\":\"namespace\",\"name\":\"client\",\"description\":\"Client tools.\","
 		"\"tools\":[{\"type\":\"function\",\"name\":\"b-tool\",\"description\":\"B.\","
-		"\"strict\":false,\"parameters\":{\"type\":\"object\",\"properties\":{}}},"
-		"{\"type\":\"function\",\"name\":\"a\",\"description\":\"A.\",\"strict\":false,"
-		"\"parameters\":{\"type\":\"object\",\"properties\":{\"q\":{\"type\":\"string\"}},"
-		"\"required\":[\"q\"]}}]}]",
+		"\"strict\":false,\"parameters\":{\"type\":\"object\",\"properties\":{\"q\":"
+		"{\"type\":\"string\"}},\"required\":[\"q\"]}}]}]",
 		0, NULL);
-	json_t *outs = json_pack("{s:{s:s, s:{s:{s:s}}}}", "mcp__srv__a", "type", "object",
-		"properties", "n", "type", "number");
-	json_t *item = codemode_tools_item(tools, outs);
+	json_t *item = codemode_tools_item(tools);
 	const char *d = json_string_value(json_object_get(
 		json_array_get(
 			json_object_get(json_array_get(json_object_get(item, "tools"), 0), "tools"),
 			0),
 		"description"));
+	char *text = codemode_tools_deferred(tools);
 
-	assert_non_null(strstr(d, "\n\nShared MCP Types:\n```ts\n"));
+	assert_null(strstr(d, "mcp__srv"));
 	assert_non_null(strstr(d,
-		"\n\n## mcp__srv\nServer words.\n\n### `mcp__srv__a`\nA.\n\nexec tool "
-		"declaration:\n```ts\ndeclare const tools: { mcp__srv__a(args: { q: string; }): "
-		"Promise<CallToolResult<{ n?: number; }>>; };\n```\n\n### `mcp__srv__b_tool` "
-		"(`mcp__srv__b-tool`)\nB.\n\nexec tool declaration:\n```ts\ndeclare const tools: "
-		"{ mcp__srv__b_tool(args: { [key: string]: unknown; }): Promise<CallToolResult>; };"
-		"\n```"));
+		"\n\n## client\nClient tools.\n\n### `client__b_tool` (`client__b-tool`)\nB.\n\n"
+		"exec tool declaration:\n```ts\ndeclare const tools: { client__b_tool(args: { q: "
+		"string; }): Promise<unknown>; };\n```"));
+	assert_string_equal(text,
+		"<tools>\nDeferred tool namespaces:\n- mcp__b\n- mcp__srv: "
+		"Server &amp; &lt;words&gt;.\n</tools>");
+	free(text);
 	/* without request_user_input, functions holds exec and wait only */
 	assert_int_equal(json_array_size(json_object_get(
 				 json_array_get(json_object_get(item, "tools"), 0), "tools")),
 		2);
 	json_decref(item);
-	json_decref(outs);
+	json_decref(tools);
+	/* no MCP server: no text */
+	tools = tool_specs_build(tool_specs_select(1, 0), TOOL_WIRE_RESPONSES);
+	assert_null(codemode_tools_deferred(tools));
 	json_decref(tools);
 }
 
@@ -307,7 +313,7 @@ main(void)
 		cmocka_unit_test(test_models),
 		cmocka_unit_test(test_typescript),
 		cmocka_unit_test(test_identifiers),
-		cmocka_unit_test(test_mcp_nested),
+		cmocka_unit_test(test_mcp_deferred),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
