@@ -450,6 +450,7 @@ static void
 agent_turn_copy(struct agent_turn *t, const struct agent_turn_opts *o)
 {
 	t->o = *o;
+	t->code_mode = o->code_mode;
 	t->o.input = json_deep_copy(o->input);
 	t->o.sandbox_policy = json_deep_copy(o->sandbox_policy);
 	t->o.approval_policy = json_deep_copy(o->approval_policy);

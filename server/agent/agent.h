@@ -129,6 +129,7 @@ struct agent_turn_opts {
 	int64_t context_window;		       /* 0: AGENT_CONTEXT_WINDOW */
 	unsigned max_processes;		       /* per tool command */
 	unsigned tools; /* enum tool_spec mask offered to the model; 0: the default */
+	int code_mode;	/* the tools go nested in exec (agent/codemode/codemode_tools.h) */
 	/* A collaboration mode's developer message (collab_mode.h) this turn selected, or NULL:
 	 * it goes before the user's input unless it is the last one the thread was given. */
 	const char *collab_message;

@@ -176,6 +176,7 @@ struct agent_turn {
 	struct agent *a;
 	char id[64];
 	struct agent_turn_opts o; /* strings and JSON are our copies */
+	int code_mode;		  /* upstream's code mode: tools nested in exec (o.code_mode) */
 	struct model_provider *provider;
 	const struct agent_sink *sink;
 	void *arg;

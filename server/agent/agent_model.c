@@ -16,6 +16,7 @@
 
 #include "agent_int.h"
 #include "agent/prompt/model_items.h"
+#include "agent/codemode/codemode_tools.h"
 #include "agent/tools/dynamic_tools.h"
 #include "mcp/mcp_tools.h"
 #include "agent/tools/tool_specs.h"
@@ -356,6 +357,22 @@ agent_model_request(struct agent_turn *t, char **cause)
 		dynamic_tools_append(tools, t->a->dynamic_tools, wire);
 		/* then each MCP server's (mcp/mcp_tools.h) */
 		mcp_tools_append(tools, t->a->mcp, wire == TOOL_WIRE_CHAT);
+		if (t->code_mode && wire == TOOL_WIRE_RESPONSES) {
+			/* upstream's code mode: all of them nested in exec, first in the input; the
+			 * MCP servers' deferred, named in the developer message */
+			char *deferred = codemode_tools_deferred(tools);
+			json_t *dev = json_object_get(json_array_get(input, 0), "content");
+
+			if (deferred != NULL)
+				json_array_append_new(dev,
+					json_pack("{s:s, s:s}", "type", "input_text", "text",
+						deferred));
+			free(deferred);
+			json_array_insert_new(input, 0, codemode_tools_item(tools));
+			json_decref(tools);
+			tools = NULL;
+			pr.no_tools = 1;
+		}
 	}
 	if (t->o.effort != NULL || t->o.summary != NULL || !t->compacting) {
 		reasoning = json_object();

@@ -17,6 +17,7 @@
 #include "api/mcp/mcp_api.h"
 #include "agent/agent.h"
 #include "agent/approval/approval_rules.h"
+#include "agent/codemode/codemode_tools.h"
 #include "agent/modes/collab_mode.h"
 #include "agent/review/review.h"
 #include "agent/tools/tool_specs.h"
@@ -311,6 +312,23 @@ turn_overrides(struct session *s, struct turn_thread *tt, json_t *params, char *
 	return 0;
 }
 
+/*
+ * Whether the turn runs in upstream's code mode: the model's default or [features] code_mode,
+ * and only where node, which runs exec's JavaScript, is found (else the classic tools).
+ */
+static int
+turn_code_mode(const struct config *cfg, const char *model)
+{
+	static int node = -1; /* looked up once: the daemon's PATH does not change */
+	const json_t *f = config_get(cfg, "features.code_mode");
+
+	if (!codemode_model(model, json_is_boolean(f) ? json_is_true(f) : -1))
+		return 0;
+	if (node < 0)
+		node = codemode_node_found(getenv("PATH"));
+	return node;
+}
+
 /* What a turn runs with: the thread's settings now. */
 static int
 turn_opts(struct turn_thread *tt, json_t *input, json_t *output_schema, struct agent_turn_opts *o,
@@ -339,6 +357,7 @@ turn_opts(struct turn_thread *tt, json_t *input, json_t *output_schema, struct a
 	o->max_processes = config_max_processes(cfg);
 	o->tools = tool_specs_select(model_catalog_known(tt->model),
 		json_is_true(config_get(cfg, "tools.update_plan.enabled")));
+	o->code_mode = turn_code_mode(cfg, tt->model);
 	return 0;
 }
 

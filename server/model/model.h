@@ -97,11 +97,12 @@ typedef void (*model_cb)(void *arg, const struct model_event *ev);
 /* What to ask. Everything is borrowed and copied by model_stream. */
 struct model_prompt {
 	const char *model;
-	json_t *input;		      /* Responses input items (array) */
-	json_t *tools;		      /* Responses tool specs (array), or NULL */
-	const char *instructions;     /* top-level instructions, or NULL (0.169 sends none) */
-	json_t *reasoning;	      /* e.g. {"effort":"medium","summary":"auto"}, or NULL */
-	int parallel_tool_calls;      /* sent as given */
+	json_t *input;		  /* Responses input items (array) */
+	json_t *tools;		  /* Responses tool specs (array), or NULL */
+	int no_tools;		  /* Responses: no `tools` key (code mode's requests have none) */
+	const char *instructions; /* top-level instructions, or NULL (0.169 sends none) */
+	json_t *reasoning;	  /* e.g. {"effort":"medium","summary":"auto"}, or NULL */
+	int parallel_tool_calls;  /* sent as given */
 	const char *prompt_cache_key; /* the thread id, or NULL */
 	json_t *text;		      /* {"format": {...}} for an output schema, or NULL */
 	json_t *extra;		      /* more body keys, merged last, or NULL */

@@ -250,6 +250,8 @@ model_request_body(const struct model_provider *p, const struct model_prompt *pr
 			pr->tools != NULL ? json_incref(pr->tools) : json_array(), "tool_choice",
 			"auto", "parallel_tool_calls", pr->parallel_tool_calls, "store", 0,
 			"stream", 1);
+		if (pr->no_tools)
+			json_object_del(body, "tools");
 		if (pr->instructions != NULL)
 			json_object_set_new(body, "instructions", json_string(pr->instructions));
 		if (pr->reasoning != NULL) {

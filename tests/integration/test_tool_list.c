@@ -9,11 +9,14 @@
  *   we offer is upstream's, byte for byte (name, description, schema), in upstream's order,
  *   and each tool upstream offers that we do not is one we do not run (NOT_RUN below), so a
  *   new difference fails here;
- * - every other catalogue model (upstream's default and its families, all recorded): upstream
- *   nests its tools in a JavaScript "code
- *   mode" tool (additional_tools); we offer as plain tools those of its nested tools we run,
- *   with the schemas upstream gives the same tools as plain functions, and request_user_input
- *   (a plain function of upstream's `functions` namespace) as upstream's.
+ * - every other catalogue model (upstream's default and its families, all recorded): upstream's
+ *   "code mode": the request has no `tools`, its first input item is additional_tools, whose
+ *   `functions` namespace holds exec, wait and request_user_input as upstream's; exec's
+ *   description has a section for each nested tool we run (and none for another), each
+ *   byte for byte upstream's, and nothing is offered directly;
+ * - [features] code_mode = false: a catalogue model gets the nested tools we run as plain
+ *   tools, with the schemas upstream gives them as plain functions; = true: a custom model
+ *   gets code mode.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,6 +69,9 @@ static const struct tl_case cases[] = {
 	{"model_gpt_5_5", "model = \"gpt-5.5\"", 0, "gpt-5.5"},
 };
 
+/* Code mode off by the feature: upstream's default model's recording, the classic list. */
+static const struct tl_case code_mode_off = {"default_model", "[features]\ncode_mode = false", 1};
+
 static int
 tl_not_run(const char *name)
 {
@@ -99,16 +105,16 @@ tl_find(const json_t *tools, const char *name)
 	return NULL;
 }
 
-/* Run one turn of our daemon on this config; the first model request's tools (new ref). */
+/* Run one turn of our daemon on this config; the first model request's body (new ref). */
 static json_t *
-tl_our_tools(const struct tl_case *c)
+tl_our_body(const struct tl_case *c)
 {
 	char tmpl[] = "/tmp/test_tools.XXXXXX", *home, *ws, *path, *env0;
 	const char *env[2];
 	struct asc_opts ao = {0};
 	struct mm m;
 	struct asc *a;
-	json_t *r, *recs, *rec, *tools = NULL;
+	json_t *r, *recs, *rec, *body = NULL;
 	long long id;
 	FILE *f;
 	size_t i;
@@ -155,10 +161,10 @@ tl_our_tools(const struct tl_case *c)
 	{
 		const char *p = json_string_value(json_object_get(rec, "path"));
 
-		if (tools == NULL && p != NULL && strstr(p, "/responses") != NULL)
-			tools = json_incref(json_object_get(json_object_get(rec, "body"), "tools"));
+		if (body == NULL && p != NULL && strstr(p, "/responses") != NULL)
+			body = json_incref(json_object_get(rec, "body"));
 	}
-	assert_non_null(tools);
+	assert_non_null(body);
 	json_decref(recs);
 	mm_stop(&m);
 	unlink(path);
@@ -169,6 +175,17 @@ tl_our_tools(const struct tl_case *c)
 	free(env0);
 	free(home);
 	free(ws);
+	return body;
+}
+
+/* The tools array of the first request (new ref). */
+static json_t *
+tl_our_tools(const struct tl_case *c)
+{
+	json_t *body = tl_our_body(c), *tools = json_incref(json_object_get(body, "tools"));
+
+	assert_non_null(tools);
+	json_decref(body);
 	return tools;
 }
 
@@ -221,9 +238,9 @@ tl_check_fallback(const struct tl_case *c, const json_t *ours, const json_t *up)
 			json_array_size(ours), k);
 }
 
-/* A catalogue model: ours are the nested code-mode tools we run, as plain tools. */
+/* Code mode off: ours are the nested code-mode tools we run, as plain tools. */
 static void
-tl_check_known(const struct tl_case *c, const json_t *ours, const json_t *up)
+tl_check_classic(const struct tl_case *c, const json_t *ours, const json_t *up)
 {
 	static const char *const ran[] = {
 		"exec_command", "write_stdin", "update_plan", "apply_patch", NULL};
@@ -260,22 +277,195 @@ tl_check_known(const struct tl_case *c, const json_t *ours, const json_t *up)
 	json_decref(plain);
 }
 
+/* The "### `name`" section of an exec description (heap), or NULL. */
+static char *
+tl_section(const char *desc, const char *name)
+{
+	char *h = xasprintf("\n\n### `%s`\n", name);
+	const char *p = strstr(desc, h), *e, *ns;
+
+	free(h);
+	if (p == NULL)
+		return NULL;
+	e = strstr(p + 2, "\n\n### `");
+	ns = strstr(p + 2, "\n\n## ");
+	if (e == NULL || (ns != NULL && ns < e))
+		e = ns;
+	return e != NULL ? strndup(p, (size_t)(e - p)) : strdup(p);
+}
+
+/* A catalogue model: upstream's code mode, with the nested tools we run. */
+static void
+tl_check_code_mode(const struct tl_case *c, const json_t *body, const json_t *up)
+{
+	static const char *const ran[] = {
+		"exec_command", "write_stdin", "update_plan", "apply_patch", NULL};
+	json_t *uat = json_array_get(json_object_get(up, "additional_tools"), 0);
+	json_t *ufns =
+		json_object_get(tl_find(json_object_get(uat, "tools"), "functions"), "tools");
+	json_t *at = json_array_get(json_object_get(body, "input"), 0), *fns, *exec;
+	const char *udesc =
+		json_string_value(json_object_get(tl_find(ufns, "exec"), "description"));
+	const char *desc, *p;
+	char *a, *b;
+
+	assert_null(json_object_get(body, "tools")); /* upstream sends none */
+	assert_string_equal(json_string_value(json_object_get(at, "type")), "additional_tools");
+	assert_string_equal(json_string_value(json_object_get(at, "role")), "developer");
+	assert_int_equal(json_array_size(json_object_get(at, "tools")), 1);
+	fns = json_array_get(json_object_get(at, "tools"), 0);
+	assert_string_equal(json_string_value(json_object_get(fns, "name")), "functions");
+	fns = json_object_get(fns, "tools");
+	assert_int_equal(json_array_size(fns), 3);
+	exec = json_array_get(fns, 0);
+	assert_string_equal(tl_name(exec), "exec");
+	assert_true(json_equal(
+		json_object_get(exec, "format"), json_object_get(tl_find(ufns, "exec"), "format")));
+	assert_true(json_equal(json_array_get(fns, 1), tl_find(ufns, "wait")));
+	assert_true(json_equal(json_array_get(fns, 2), tl_find(ufns, "request_user_input")));
+	desc = json_string_value(json_object_get(exec, "description"));
+	/* the same preamble, then a section per tool we run, each upstream's */
+	p = strstr(udesc, "\n\n### `");
+	assert_non_null(p);
+	assert_int_equal(strncmp(desc, udesc, (size_t)(p - udesc) + 2), 0);
+	for (size_t i = 0; ran[i] != NULL; i++) {
+		a = tl_section(desc, ran[i]);
+		b = tl_section(udesc, ran[i]);
+		if ((a == NULL) != (b == NULL))
+			fail_msg("%s: upstream %s %s, we %s", c->name,
+				b != NULL ? "nests" : "does not nest", ran[i],
+				a != NULL ? "do" : "do not");
+		if (a != NULL && strcmp(a, b) != 0)
+			fail_msg("%s: %s's section differs\n ours: %s\n upstream: %s", c->name,
+				ran[i], a, b);
+		free(a);
+		free(b);
+	}
+	/* no section for a tool nothing here runs */
+	for (size_t i = 0; not_run[i] != NULL; i++) {
+		a = tl_section(desc, not_run[i]);
+		if (a != NULL)
+			fail_msg("%s: %s is nested, but nothing here runs it", c->name, not_run[i]);
+	}
+	/* and nothing offered directly: exec_command only through exec */
+	a = json_dumps(fns, JSON_COMPACT);
+	assert_null(strstr(a, "\"name\":\"exec_command\""));
+	free(a);
+}
+
 static void
 test_case(void **state)
 {
 	const struct tl_case *c = *state;
-	json_t *ours = tl_our_tools(c), *up = tl_upstream(c->name);
+	json_t *ours = tl_our_body(c), *up = tl_upstream(c->name);
 
 	assert_string_equal(json_string_value(json_object_get(up, "model")),
 		c->model != NULL   ? c->model
 			: c->known ? "gpt-6.1-sol"
 				   : "mock-model");
 	if (c->known)
-		tl_check_known(c, ours, up);
+		tl_check_code_mode(c, ours, up);
 	else
-		tl_check_fallback(c, ours, up);
+		tl_check_fallback(c, json_object_get(ours, "tools"), up);
 	json_decref(ours);
 	json_decref(up);
+}
+
+/* [features] code_mode = false: a catalogue model gets the classic list. */
+static void
+test_code_mode_off(void **state)
+{
+	json_t *ours = tl_our_tools(&code_mode_off), *up = tl_upstream("default_model");
+
+	(void)state;
+	tl_check_classic(&code_mode_off, ours, up);
+	json_decref(ours);
+	json_decref(up);
+}
+
+/*
+ * An MCP server in code mode (tests/fixtures/codemode/upstream/mcp.json, record_mcp.py): its
+ * tools are deferred, not described in exec, whose resource tools' sections are upstream's;
+ * the developer message names the server's namespace in upstream's words.
+ */
+static void
+test_code_mode_mcp(void **state)
+{
+	static const char *const ran[] = {"exec_command", "write_stdin", "apply_patch",
+		"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource", NULL};
+	char *server = realpath("tests/fixtures/mcp/mcp_server.py", NULL);
+	char *config =
+		xasprintf("[mcp_servers.test]\ncommand = \"python3\"\nargs = [\"%s\"]", server);
+	struct tl_case mcp = {"mcp", config, 1};
+	json_t *up = json_load_file("tests/fixtures/codemode/upstream/mcp.json", 0, NULL);
+	json_t *body, *dev, *part;
+	const char *desc, *udesc, *want;
+	char *a, *b;
+	size_t i;
+	int found = 0;
+
+	(void)state;
+	assert_non_null(up);
+	body = tl_our_body(&mcp);
+	udesc = json_string_value(json_object_get(
+		tl_find(json_object_get(
+				tl_find(json_object_get(
+						json_object_get(up, "additional_tools"), "tools"),
+					"functions"),
+				"tools"),
+			"exec"),
+		"description"));
+	desc = json_string_value(json_object_get(
+		json_array_get(
+			json_object_get(
+				json_array_get(
+					json_object_get(
+						json_array_get(json_object_get(body, "input"), 0),
+						"tools"),
+					0),
+				"tools"),
+			0),
+		"description"));
+	assert_non_null(udesc);
+	assert_non_null(desc);
+	assert_null(strstr(desc, "mcp__test"));
+	assert_null(strstr(udesc, "mcp__test"));
+	for (i = 0; ran[i] != NULL; i++) {
+		a = tl_section(desc, ran[i]);
+		b = tl_section(udesc, ran[i]);
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+	}
+	want = json_string_value(json_array_get(json_object_get(up, "deferred"), 0));
+	assert_non_null(want);
+	dev = json_object_get(json_array_get(json_object_get(body, "input"), 1), "content");
+	json_array_foreach(dev, i, part)
+	{
+		found |= strcmp(json_string_value(json_object_get(part, "text")) ?: "", want) == 0;
+	}
+	assert_true(found);
+	json_decref(body);
+	json_decref(up);
+	free(config);
+	free(server);
+}
+
+/* [features] code_mode = true: a custom model gets code mode too. */
+static void
+test_code_mode_forced(void **state)
+{
+	static const struct tl_case forced = {
+		"custom_model", "model = \"mock-model\"\n[features]\ncode_mode = true", 0};
+	json_t *body = tl_our_body(&forced),
+	       *at = json_array_get(json_object_get(body, "input"), 0);
+
+	(void)state;
+	assert_null(json_object_get(body, "tools"));
+	assert_string_equal(json_string_value(json_object_get(at, "type")), "additional_tools");
+	json_decref(body);
 }
 
 /* The issue's case by name: no [tools] config, a custom model, and no update_plan. */
@@ -293,7 +483,7 @@ test_no_update_plan_by_default(void **state)
 int
 main(void)
 {
-	struct CMUnitTest tests[sizeof cases / sizeof cases[0] + 1];
+	struct CMUnitTest tests[sizeof cases / sizeof cases[0] + 4];
 	size_t n = 0;
 
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -301,5 +491,8 @@ main(void)
 			.test_func = test_case,
 			.initial_state = (void *)&cases[i]};
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_no_update_plan_by_default);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_code_mode_off);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_code_mode_forced);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_code_mode_mcp);
 	return _cmocka_run_group_tests("tool_list", tests, n, NULL, NULL);
 }

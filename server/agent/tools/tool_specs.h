@@ -36,8 +36,8 @@ enum tool_wire { TOOL_WIRE_RESPONSES, TOOL_WIRE_CHAT };
  * The set a turn offers, as upstream 0.169 chooses it (recorded: tests/fixtures/tools/): a model
  * unknown to its catalogue (a custom provider's "fallback metadata") gets exec_command and
  * write_stdin and request_user_input (in every collaboration mode: outside Plan mode a call is
- * refused); a catalogue model gets apply_patch too (upstream nests these in its JavaScript
- * "code mode" tool, which we do not have, so they are offered as plain tools); update_plan only
+ * refused); a catalogue model gets apply_patch too (a code-mode turn nests them all in exec:
+ * agent/codemode/codemode_tools.h); update_plan only
  * with `[tools.update_plan] enabled = true`. Upstream's other tools (view_image, web_search,
  * the goal and multi-agent tools) are not offered: nothing here runs them.
  */
