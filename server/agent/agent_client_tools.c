@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "agent_int.h"
+#include "agent/codemode/codemode_run.h"
 #include "agent/tools/dynamic_tools.h"
 #include "agent/tools/tool_output.h"
 #include "protocol/xmalloc.h"
@@ -30,9 +31,14 @@ struct agent_dyn_call {
 static void
 agent_dyn_output(struct agent_turn *t, const char *call_id, json_t *output)
 {
-	json_t *item = json_pack("{s:s, s:s, s:o}", "type", "function_call_output", "call_id",
-		call_id, "output", output);
+	json_t *item;
 
+	if (codemode_tool_json(t->a->cm, call_id, output, NULL)) {
+		json_decref(output); /* a cell's nested call: its script gets the output */
+		return;
+	}
+	item = json_pack("{s:s, s:s, s:o}", "type", "function_call_output", "call_id", call_id,
+		"output", output);
 	agent_record_response(t->a, item);
 	agent_history_add(t->a, item);
 }

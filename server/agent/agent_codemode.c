@@ -8,19 +8,32 @@
 
 #include "agent_int.h"
 #include "agent/codemode/codemode_run.h"
+#include "agent/codemode/codemode_tools.h"
 
-/* The tools a cell's `tools` object holds: those we run as nested calls. */
-static const char *const agent_codemode_names[] = {
-	"exec_command", "write_stdin", "apply_patch", "update_plan", NULL};
-
-/* A cell's nested call, as the model's call of that tool. */
+/*
+ * A cell's nested call, as the model's call of that tool: a namespaced one (an MCP server's,
+ * a dynamic tool's) named by its namespace and raw name again, as the model would call it.
+ */
 static void
 agent_codemode_nested(void *arg, json_t *call)
 {
 	struct agent *a = arg;
+	const char *name = json_string_value(json_object_get(call, "name")) ?: "";
+	const json_t *tool;
+	size_t i;
 
-	if (a->turn != NULL) /* else its cell dies with the turn */
-		agent_tools_run(a->turn, call);
+	if (a->turn == NULL)
+		return; /* its cell dies with the turn */
+	json_array_foreach(codemode_tools(a->cm), i, tool)
+	{
+		if (strcmp(json_string_value(json_object_get(tool, "name")) ?: "", name) != 0 ||
+			json_object_get(tool, "ns") == NULL)
+			continue;
+		json_object_set(call, "namespace", json_object_get(tool, "ns"));
+		json_object_set(call, "name", json_object_get(tool, "tool"));
+		break;
+	}
+	agent_tools_run(a->turn, call);
 }
 
 /* The answer to an exec or wait call, and notify()'s texts after it. */
@@ -52,23 +65,36 @@ agent_codemode_answer(
 static const struct codemode_ops agent_codemode_ops = {
 	agent_codemode_nested, agent_codemode_answer};
 
+/* The thread's cells, made at its first code-mode request. */
+static struct codemode *
+agent_codemode(struct agent *a)
+{
+	if (a->cm == NULL)
+		a->cm = codemode_new(a->c.loop, a->c.q, &agent_codemode_ops, a);
+	return a->cm;
+}
+
+void
+agent_codemode_tools(struct agent_turn *t, const json_t *tools)
+{
+	json_t *nested = codemode_tools_nested(tools);
+
+	codemode_set_tools(agent_codemode(t->a), nested);
+	json_decref(nested);
+}
+
 int
 agent_codemode_call(struct agent_turn *t, const json_t *call, const char *call_id, int custom)
 {
 	const char *name = json_string_value(json_object_get(call, "name")) ?: "";
 	struct agent *a = t->a;
-	json_t *tools;
 
-	if (!(custom && strcmp(name, "exec") == 0) && !(!custom && strcmp(name, "wait") == 0))
+	/* only a code-mode turn has them (else the model hears "unsupported custom tool call", as
+	 * upstream for a model it gives no code mode) */
+	if (!t->code_mode ||
+		(!(custom && strcmp(name, "exec") == 0) && !(!custom && strcmp(name, "wait") == 0)))
 		return 0;
-	if (a->cm == NULL) {
-		a->cm = codemode_new(a->c.loop, a->c.q, &agent_codemode_ops, a);
-		tools = json_array();
-		for (const char *const *n = agent_codemode_names; *n != NULL; n++)
-			json_array_append_new(tools, json_pack("{s:s}", "name", *n));
-		codemode_set_tools(a->cm, tools);
-		json_decref(tools);
-	}
+	agent_codemode(a);
 	if (custom)
 		codemode_exec(a->cm, call_id,
 			json_string_value(json_object_get(call, "input")) ?: "", t->o.cwd);

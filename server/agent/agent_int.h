@@ -308,6 +308,8 @@ int agent_mcp_call(struct agent_turn *t, const json_t *call, const char *call_id
 void agent_mcp_abort(struct agent_turn *t);
 /* agent_codemode.c: 1 when the call is code mode's exec or wait (then under way) */
 int agent_codemode_call(struct agent_turn *t, const json_t *call, const char *call_id, int custom);
+/* The tools a code-mode turn's cells may call: those its request nests (borrowed). */
+void agent_codemode_tools(struct agent_turn *t, const json_t *tools);
 /* agent_shell.c */
 void agent_shell_call(struct agent_turn *t, json_t *call, const char *name);
 void agent_shell_write_stdin(struct agent_turn *t, json_t *call);

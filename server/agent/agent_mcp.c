@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "agent_int.h"
+#include "agent/codemode/codemode_run.h"
 #include "agent/tools/mcp_output.h"
 #include "agent/tools/mcp_route.h"
 #include "hooks/hooks_turn.h"
@@ -66,6 +67,9 @@ agent_mcp_done(void *arg, const json_t *result, const char *error)
 	t->busy = t->dyn != NULL || t->mcp_calls != NULL;
 	mcp_output_complete(c->item, result, error, agent_now_ms() - c->started_ms);
 	agent_item_complete(t, c->item, c->started_ms);
+	/* a cell's nested call: its script gets the CallToolResult (or the error) */
+	if (codemode_tool_json(t->a->cm, c->call_id, result, error))
+		goto out;
 	out = c->res ? mcp_resources_output(result, error)
 		     : mcp_output_model(result, error, mcp_output_since(&c->started));
 	item = json_pack("{s:s, s:s, s:o}", "type", "function_call_output", "call_id", c->call_id,
@@ -76,6 +80,7 @@ agent_mcp_done(void *arg, const json_t *result, const char *error)
 		agent_record_response(t->a, item);
 		agent_history_add(t->a, item);
 	}
+out:
 	json_decref(c->item);
 	json_decref(c->args);
 	free(c->tool);

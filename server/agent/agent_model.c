@@ -369,6 +369,7 @@ agent_model_request(struct agent_turn *t, char **cause)
 						deferred));
 			free(deferred);
 			json_array_insert_new(input, 0, codemode_tools_item(tools));
+			agent_codemode_tools(t, tools);
 			json_decref(tools);
 			tools = NULL;
 			pr.no_tools = 1;

@@ -17,6 +17,7 @@
 #include "api/mcp/mcp_api.h"
 #include "agent/agent.h"
 #include "agent/approval/approval_rules.h"
+#include "agent/codemode/codemode_host.h"
 #include "agent/codemode/codemode_tools.h"
 #include "agent/modes/collab_mode.h"
 #include "agent/review/review.h"
@@ -324,8 +325,12 @@ turn_code_mode(const struct config *cfg, const char *model)
 
 	if (!codemode_model(model, json_is_boolean(f) ? json_is_true(f) : -1))
 		return 0;
-	if (node < 0)
-		node = codemode_node_found(getenv("PATH"));
+	if (node < 0) {
+		char *path = codemode_node_path(getenv("PATH"));
+
+		node = path != NULL;
+		free(path);
+	}
 	return node;
 }
 

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +26,10 @@
 #include "harness.h"
 #include "protocol/xmalloc.h"
 #include "tests/helpers/skip_note.h"
+#include "mcp_util.h"
 #include "turn_util.h"
 
-#define FIXTURES "tests/fixtures/codemode/upstream/"
+#define CM_FIXTURES "tests/fixtures/codemode/upstream/"
 
 /* Whether node is on our PATH (else every case is skipped, said so). */
 static int
@@ -122,14 +124,25 @@ play(const char *name)
 	struct tt_opts o = {0};
 	size_t i, j, k;
 
-	snprintf(path, sizeof path, FIXTURES "%s.json", name);
+	snprintf(path, sizeof path, CM_FIXTURES "%s.json", name);
 	fx = json_load_file(path, 0, NULL);
 	assert_non_null(fx);
 	script = script_for(json_object_get(fx, "steps"));
+	static const char *const args[] = {"-c", "model=gpt-6.1-sol", NULL};
+	char server[PATH_MAX], *mcp = NULL;
+	int with_mcp = strncmp(name, "mcp_", 4) == 0;
+
 	o.script = script;
 	o.sandbox = "workspace-write";
-	o.config_extra = "[features]\ncode_mode = true\n";
+	/* upstream was recorded with its default model, a code-mode one (apply_patch nested) */
+	o.args = args;
+	if (with_mcp) /* the recording's MCP server `test` */
+		o.config_extra = mcp =
+			xasprintf("[mcp_servers.test]\ncommand = \"python3\"\nargs = [\"%s\"]\n",
+				realpath(SERVER, server));
 	tt_start(&f, &o);
+	if (with_mcp)
+		mcp_ready(&f);
 	msgs = tt_turn(&f, "hi", NULL, NULL, NULL);
 	assert_string_equal(
 		json_string_value(json_object_get(tt_completed(msgs), "status")), "completed");
@@ -160,6 +173,7 @@ play(const char *name)
 	json_decref(msgs);
 	json_decref(fx);
 	free(script);
+	free(mcp);
 	tt_stop(&f);
 }
 
@@ -191,6 +205,9 @@ SCENARIO(truncate)
 SCENARIO(apply_patch)
 SCENARIO(unknown_tool)
 SCENARIO(timeout)
+SCENARIO(mcp_call)
+SCENARIO(mcp_fail)
+SCENARIO(mcp_structured)
 
 /* Whether pid runs the host (node with our flags) and descends from the daemon. */
 static int
@@ -339,7 +356,11 @@ test_terminate_kills(void **state)
 	tt_stop(&f);
 }
 
-/* Without node on PATH: exec says so in its answer, the turn ends as usual. */
+/*
+ * Without node on PATH code mode is not offered: the request has the classic tools (no
+ * additional_tools item), and a call of exec is an unsupported call, as for any model upstream
+ * does not give code mode; the turn ends as usual.
+ */
 static void
 test_node_missing(void **state)
 {
@@ -362,10 +383,16 @@ test_node_missing(void **state)
 		json_array_get(json_object_get(tt_request_body(recs, 1), "input"),
 			json_array_size(json_object_get(tt_request_body(recs, 1), "input")) - 1),
 		"output");
-	text = json_dumps(out, JSON_COMPACT);
-	assert_non_null(strstr(text, "Script failed"));
-	assert_non_null(strstr(text, "node was not found on PATH"));
+	text = json_dumps(out, JSON_COMPACT | JSON_ENCODE_ANY);
+	assert_non_null(strstr(text, "unsupported custom tool call: exec"));
 	free(text);
+	assert_non_null(json_object_get(tt_request_body(recs, 0), "tools"));
+	assert_string_not_equal(
+		json_string_value(json_object_get(
+			json_array_get(json_object_get(tt_request_body(recs, 0), "input"), 0),
+			"type"))
+			?: "",
+		"additional_tools");
 	json_decref(recs);
 	json_decref(msgs);
 	json_decref(steps);
@@ -395,6 +422,9 @@ main(void)
 		cmocka_unit_test(test_apply_patch),
 		cmocka_unit_test(test_unknown_tool),
 		cmocka_unit_test(test_timeout),
+		cmocka_unit_test(test_mcp_call),
+		cmocka_unit_test(test_mcp_fail),
+		cmocka_unit_test(test_mcp_structured),
 		cmocka_unit_test(test_interrupt_waiting_cell),
 		cmocka_unit_test(test_interrupt_runaway),
 		cmocka_unit_test(test_terminate_kills),

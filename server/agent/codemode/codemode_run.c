@@ -354,35 +354,74 @@ codemode_wait(struct codemode *cm, const char *call_id, const char *arguments)
 	json_decref(args);
 }
 
-int
-codemode_tool_result(struct codemode *cm, const char *call_id, const char *text)
+/* The cell whose nested call this is: 1 with *cp (NULL: its cell was killed), 0 if none. */
+static int
+cell_of_call(struct codemode *cm, const char *call_id, struct cell **cp)
 {
 	struct cell *c;
-	json_t *v, *res;
 
 	if (cm == NULL || call_id == NULL || strncmp(call_id, "cm-", 3) != 0)
 		return 0;
 	for (c = cm->cells; c != NULL; c = c->next)
 		if (strcmp(c->nested, call_id) == 0)
 			break;
+	*cp = c;
+	return 1;
+}
+
+/* Settle the cell's nested call: its promise resolves to v, or rejects with it (error). */
+static void
+cell_settle(struct cell *c, const json_t *v, int error)
+{
+	json_t *res = json_pack("{s:s, s:I, s:O}", "t", "result", "id", c->nested_host_id,
+		error ? "error" : "value", v);
+
+	c->nested[0] = '\0';
+	codemode_host_send(c->host, res);
+	json_decref(res);
+	cell_pump(c);
+}
+
+int
+codemode_tool_result(struct codemode *cm, const char *call_id, const char *text)
+{
+	struct cell *c;
+	json_t *v;
+
+	if (!cell_of_call(cm, call_id, &c))
+		return 0;
 	if (c == NULL)
 		return 1; /* its cell was killed (interrupt, the turn's end): nobody waits */
 	v = codemode_tool_value(c->nested_name, text);
 	/* exec_command's refusals are errors to the script (upstream rejects the promise). */
-	if (json_is_string(v) && strcmp(c->nested_name, "apply_patch") != 0 &&
-		(strcmp(c->nested_name, "exec_command") == 0 ||
-			strcmp(c->nested_name, "write_stdin") == 0))
-		res = json_pack(
-			"{s:s, s:I, s:O}", "t", "result", "id", c->nested_host_id, "error", v);
-	else
-		res = json_pack(
-			"{s:s, s:I, s:O}", "t", "result", "id", c->nested_host_id, "value", v);
-	c->nested[0] = '\0';
-	codemode_host_send(c->host, res);
-	json_decref(res);
+	cell_settle(c, v,
+		json_is_string(v) &&
+			(strcmp(c->nested_name, "exec_command") == 0 ||
+				strcmp(c->nested_name, "write_stdin") == 0));
 	json_decref(v);
-	cell_pump(c);
 	return 1;
+}
+
+int
+codemode_tool_json(struct codemode *cm, const char *call_id, const json_t *value, const char *error)
+{
+	struct cell *c;
+	json_t *e;
+
+	if (!cell_of_call(cm, call_id, &c))
+		return 0;
+	if (c != NULL && error != NULL) {
+		cell_settle(c, (e = json_string(error)), 1);
+		json_decref(e);
+	} else if (c != NULL)
+		cell_settle(c, value != NULL ? value : json_null(), 0);
+	return 1;
+}
+
+const json_t *
+codemode_tools(const struct codemode *cm)
+{
+	return cm != NULL ? cm->tools : NULL;
 }
 
 int

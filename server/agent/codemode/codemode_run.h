@@ -42,6 +42,14 @@ void codemode_exec(struct codemode *cm, const char *call_id, const char *input, 
 void codemode_wait(struct codemode *cm, const char *call_id, const char *arguments);
 /* A nested call's answer: 1 when call_id was one of ours ("cm-..."; then taken), else 0. */
 int codemode_tool_result(struct codemode *cm, const char *call_id, const char *text);
+/*
+ * The same for a call whose answer is JSON (an MCP tool's CallToolResult, a dynamic tool's
+ * output): the script's promise resolves to value (borrowed), or rejects with error's text.
+ */
+int codemode_tool_json(
+	struct codemode *cm, const char *call_id, const json_t *value, const char *error);
+/* The tools set by codemode_set_tools (borrowed), or NULL. */
+const json_t *codemode_tools(const struct codemode *cm);
 /* Whether an exec or wait call waits for its answer (the turn's tools wait for it). */
 int codemode_busy(const struct codemode *cm);
 /* The turn ends or is interrupted: every cell is killed, no call is answered. */

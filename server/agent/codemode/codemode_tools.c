@@ -214,6 +214,7 @@ struct cm_tool {
 	const json_t *input; /* parameters (borrowed), or NULL */
 	char *output;	     /* its output's TypeScript */
 	int freeform;
+	const char *raw; /* a namespaced tool's own name (borrowed) */
 };
 
 int
@@ -227,40 +228,21 @@ codemode_model(const char *model, int feature)
 	return 0;
 }
 
-int
-codemode_node_found(const char *path)
-{
-	const char *p = path, *e;
-	char *f;
-	int ok = 0;
-
-	while (!ok && p != NULL && *p != '\0') {
-		e = strchr(p, ':');
-		if (e == NULL)
-			e = p + strlen(p);
-		if (e > p) {
-			f = xasprintf("%.*s/node", (int)(e - p), p);
-			ok = access(f, X_OK) == 0;
-			free(f);
-		}
-		p = *e == ':' ? e + 1 : e;
-	}
-	return ok;
-}
-
 char *
 codemode_tools_nested_name(const char *ns, const char *name)
 {
 	return ns != NULL ? xasprintf("%s__%s", ns, name) : xstrdup(name);
 }
 
-/* The output type of a nested tool: unified exec's result, or unknown. */
+/* The output type of a nested tool: unified exec's result, an MCP tool's, or unknown. */
 static char *
 cm_output(const char *name)
 {
 	json_t *v;
 	char *s;
 
+	if (strncmp(name, "mcp__", 5) == 0)
+		return xstrdup("CallToolResult");
 	if (strcmp(name, "exec_command") != 0 && strcmp(name, "write_stdin") != 0)
 		return xstrdup("unknown");
 	v = json_loads(codemode_unified_exec_output, 0, NULL);
@@ -318,23 +300,36 @@ cm_add_trimmed(struct buf *b, const char *s)
 }
 
 /* One "### `name`" section: the description, then the declaration. */
-static void
-cm_section(struct buf *b, const struct cm_tool *t)
+/* A tool's description, its namespace's words when `with_ns`, then its declaration (heap). */
+static char *
+cm_described(const struct cm_tool *t, int with_ns)
 {
-	char *id = codemode_ts_identifier(t->name), *in, *decl, *text;
+	char *in, *decl, *text;
 
 	in = t->freeform ? xstrdup("string") : codemode_ts_type(t->input);
 	decl = codemode_ts_declaration(t->name, t->freeform ? "input" : "args", in, t->output);
+	if (with_ns && t->ns_desc != NULL && t->ns_desc[0] != '\0')
+		text = xasprintf("%s\n\n%s\n\nexec tool declaration:\n```ts\n%s\n```", t->desc,
+			t->ns_desc, decl);
+	else
+		text = xasprintf("%s\n\nexec tool declaration:\n```ts\n%s\n```", t->desc, decl);
+	free(decl);
+	free(in);
+	return text;
+}
+
+static void
+cm_section(struct buf *b, const struct cm_tool *t)
+{
+	char *id = codemode_ts_identifier(t->name), *text = cm_described(t, 0);
+
 	if (strcmp(id, t->name) == 0)
 		buf_printf(b, "### `%s`", id);
 	else
 		buf_printf(b, "### `%s` (`%s`)", id, t->name);
-	text = xasprintf("%s\n\nexec tool declaration:\n```ts\n%s\n```", t->desc, decl);
 	buf_addc(b, '\n');
 	cm_add_trimmed(b, text);
 	free(text);
-	free(decl);
-	free(in);
 	free(id);
 }
 
@@ -426,6 +421,60 @@ codemode_tools_item(const json_t *tools)
 	free(list);
 	free(desc);
 	return item;
+}
+
+json_t *
+codemode_tools_nested(const json_t *tools)
+{
+	const json_t *spec, *sub;
+	json_t *out = json_array(), *one;
+	struct cm_tool *list;
+	size_t i, j, n = 0, cap = 0;
+	struct buf b;
+	char *text;
+
+	json_array_foreach(tools, i, spec)
+	{
+		cap += 1 + json_array_size(json_object_get(spec, "tools"));
+	}
+	list = xmalloc((cap + 1) * sizeof *list);
+	json_array_foreach(tools, i, spec)
+	{
+		const char *type = json_string_value(json_object_get(spec, "type")) ?: "";
+		const char *name = json_string_value(json_object_get(spec, "name")) ?: "";
+
+		if (strcmp(type, "namespace") == 0) {
+			json_array_foreach(json_object_get(spec, "tools"), j, sub)
+			{
+				size_t k = n;
+
+				cm_add(list, &n, sub, name,
+					json_string_value(json_object_get(spec, "description")));
+				if (n > k)
+					list[k].raw =
+						json_string_value(json_object_get(sub, "name"));
+			}
+		} else if (strcmp(type, "function") != 0 || strcmp(name, "request_user_input") != 0)
+			cm_add(list, &n, spec, NULL, NULL);
+	}
+	qsort(list, n, sizeof *list, cm_cmp);
+	for (i = 0; i < n; i++) {
+		/* ALL_TOOLS' description: the section's text, its namespace's words in it */
+		text = cm_described(&list[i], 1);
+		buf_init(&b, CODEMODE_DESC_MAX);
+		cm_add_trimmed(&b, text);
+		one = json_pack("{s:s, s:s, s:s}", "name", list[i].name, "description", buf_str(&b),
+			"tool", list[i].ns != NULL ? list[i].raw : list[i].name);
+		if (list[i].ns != NULL)
+			json_object_set_new(one, "ns", json_string(list[i].ns));
+		json_array_append_new(out, one);
+		buf_free(&b);
+		free(text);
+		free(list[i].name);
+		free(list[i].output);
+	}
+	free(list);
+	return out;
 }
 
 /* s XML-escaped onto b, at most max characters of it (UTF-8 sequences kept whole). */

@@ -22,9 +22,6 @@
  */
 int codemode_model(const char *model, int feature);
 
-/* 1 when an executable `node` (the host that runs exec's JavaScript) is on `path` (PATH). */
-int codemode_node_found(const char *path);
-
 /*
  * The additional_tools item (new reference) for the tools a turn would offer directly
  * (Responses wire: tool_specs_build, then dynamic tools, then MCP namespaces; borrowed).
@@ -37,6 +34,13 @@ json_t *codemode_tools_item(const json_t *tools);
  * instructions, at most 250 characters>\n</tools>", names sorted, XML-escaped.
  */
 char *codemode_tools_deferred(const json_t *tools);
+
+/*
+ * Every tool a cell may call (new reference): [{name (its name on `tools`), description,
+ * tool (the raw name), ns (its namespace, absent for a plain tool)}], MCP servers' deferred
+ * tools included, request_user_input not.
+ */
+json_t *codemode_tools_nested(const json_t *tools);
 
 /* The name nested tool `name` of namespace `ns` (NULL: none) has in exec (heap). */
 char *codemode_tools_nested_name(const char *ns, const char *name);

@@ -185,10 +185,62 @@ test_models(void **state)
 	assert_false(codemode_model(NULL, -1));
 	assert_true(codemode_model("mock-model", 1));
 	assert_false(codemode_model("gpt-6.1-sol", 0));
-	assert_true(codemode_node_found("/nonexistent:/bin:/usr/bin") ==
-		codemode_node_found("/usr/bin:/bin"));
-	assert_false(codemode_node_found("/nonexistent"));
-	assert_false(codemode_node_found(""));
+}
+
+/*
+ * What a cell may call: every nested tool, MCP servers' deferred ones too, sorted as exec's
+ * sections, each with ALL_TOOLS' description (recorded for an MCP tool in
+ * tests/fixtures/codemode/upstream/mcp_call.json: its description, its server's instructions,
+ * its declaration).
+ */
+static void
+test_nested(void **state)
+{
+	json_t *tools = json_loads(
+		"[{\"type\": \"function\", \"name\": \"exec_command\", \"description\": "
+		"\"Runs.\", \"parameters\": {\"type\": \"object\", \"properties\": {}}}, "
+		"{\"type\": \"custom\", \"name\": \"apply_patch\", \"description\": \"Patch.\"}, "
+		"{\"type\": \"function\", \"name\": \"request_user_input\"}, {\"type\": "
+		"\"namespace\", \"name\": \"mcp__test\", \"description\": \"Test server "
+		"instructions.\", \"tools\": [{\"type\": \"function\", \"name\": \"echo\", "
+		"\"description\": \"Echo the text back.\", \"parameters\": {\"type\": "
+		"\"object\", \"properties\": {\"text\": {\"type\": \"string\"}}, "
+		"\"required\": [\"text\"]}}]}]",
+		0, NULL);
+	json_t *got = codemode_tools_nested(tools), *fx, *saw;
+	const char *names[] = {"apply_patch", "exec_command", "mcp__test__echo"};
+	char *want;
+
+	(void)state;
+	assert_int_equal(json_array_size(got), 3);
+	for (size_t i = 0; i < 3; i++)
+		assert_string_equal(
+			json_string_value(json_object_get(json_array_get(got, i), "name")),
+			names[i]);
+	assert_string_equal(
+		json_string_value(json_object_get(json_array_get(got, 2), "ns")), "mcp__test");
+	assert_string_equal(
+		json_string_value(json_object_get(json_array_get(got, 2), "tool")), "echo");
+	assert_null(json_object_get(json_array_get(got, 1), "ns"));
+	/* upstream's ALL_TOOLS entry for the MCP tool, as the script printed it */
+	fx = json_load_file("tests/fixtures/codemode/upstream/mcp_call.json", 0, NULL);
+	assert_non_null(fx);
+	saw = json_loads(
+		json_string_value(json_object_get(
+			json_array_get(
+				json_object_get(json_array_get(json_object_get(fx, "model_saw"), 0),
+					"output"),
+				2),
+			"text")),
+		0, NULL);
+	want = xstrdup(json_string_value(json_array_get(json_array_get(saw, 0), 1)));
+	assert_string_equal(
+		json_string_value(json_object_get(json_array_get(got, 2), "description")), want);
+	free(want);
+	json_decref(saw);
+	json_decref(fx);
+	json_decref(tools);
+	json_decref(got);
 }
 
 /* Schemas to TypeScript: upstream's rules for what the recorded tools do not show. */
@@ -311,6 +363,7 @@ main(void)
 		cmocka_unit_test(test_recorded_models),
 		cmocka_unit_test(test_recorded_update_plan),
 		cmocka_unit_test(test_models),
+		cmocka_unit_test(test_nested),
 		cmocka_unit_test(test_typescript),
 		cmocka_unit_test(test_identifiers),
 		cmocka_unit_test(test_mcp_deferred),
