@@ -55,6 +55,20 @@ const struct pmethod pmethods[] = {
 	{"thread/inject_items", PM_REQUEST, "ThreadInjectItemsParams", "ThreadInjectItemsResponse",
 		"v2", "Append raw Responses items to a loaded thread's model-visible history."},
 	{"thread/reverted", PM_NOTIFICATION, "ThreadRevertedNotification", NULL, "v2", NULL},
+	/* thread sections (defs_sections.c) */
+	{"threadSection/list", PM_REQUEST, "ThreadSectionListParams", "ThreadSectionListResponse",
+		"v2", "Thread sections (the built-in Pinned first), a page at a time."},
+	{"threadSection/create", PM_REQUEST, "ThreadSectionCreateParams",
+		"ThreadSectionCreateResponse", "v2", "A new section, kept in the thread index."},
+	{"threadSection/update", PM_REQUEST, "ThreadSectionUpdateParams",
+		"ThreadSectionUpdateResponse", "v2",
+		"Rename a section, its appearance kept or set."},
+	{"threadSection/delete", PM_REQUEST, "ThreadSectionDeleteParams",
+		"ThreadSectionDeleteResponse", "v2", "Delete a section; its threads are in none."},
+	{"thread/section/move", PM_REQUEST, "ThreadSectionMoveParams", "ThreadSectionMoveResponse",
+		"v2", "Move a thread into, within or out of a section."},
+	{"thread/section/changed", PM_NOTIFICATION, "ThreadSectionChangedNotification", NULL, "v2",
+		"To every connection after a successful move."},
 	{"thread/goal/get", PM_REQUEST, "ThreadGoalGetParams", "ThreadGoalGetResponse", "v2",
 		"A loaded thread's goal, or null."},
 	{"thread/goal/set", PM_REQUEST, "ThreadGoalSetParams", "ThreadGoalSetResponse", "v2",
@@ -238,7 +252,8 @@ const struct pmethod pmethods[] = {
 static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config, pdefs_fs,
 	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills, pdefs_config_write,
 	pdefs_startup, pdefs_requirements, pdefs_review, pdefs_history, pdefs_shellcmd,
-	pdefs_user_input, pdefs_account, pdefs_mcp, pdefs_hooks, pdefs_mcp_elicit, pdefs_mcp_oauth};
+	pdefs_user_input, pdefs_account, pdefs_mcp, pdefs_hooks, pdefs_mcp_elicit, pdefs_mcp_oauth,
+	pdefs_sections};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

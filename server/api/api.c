@@ -24,6 +24,7 @@ const struct rpc_method *const api_methods[] = {
 	api_startup_methods,
 	api_goals_methods,
 	api_history_methods,
+	api_sections_methods,
 	api_shellcmd_methods,
 	api_account_methods,
 	api_mcp_methods,

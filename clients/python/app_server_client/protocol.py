@@ -3483,6 +3483,79 @@ class McpServerOauthLoginCompletedNotification(TypedDict, total=False):
     threadId: Optional[str]
 
 
+class ThreadSectionListParams(TypedDict, total=False):
+    """Parameters for listing independently persisted thread sections."""
+    #: Opaque pagination cursor returned by a previous call.
+    cursor: Optional[str]
+    #: Maximum number of sections to return.
+    limit: Optional[int]
+
+
+class ThreadSectionListResponse(TypedDict, total=False):
+    """One page of independently persisted thread sections."""
+    data: Required[List["ThreadSection"]]
+    #: Opaque cursor for the next page, or `null` when no sections remain.
+    nextCursor: Optional[str]
+
+
+class ThreadSectionCreateParams(TypedDict, total=False):
+    """Parameters for creating an independently persisted thread section."""
+    appearance: Optional["ThreadSectionAppearance"]
+    #: The user-visible name of the section.
+    name: Required[str]
+
+
+class ThreadSectionCreateResponse(TypedDict, total=False):
+    """The independently persisted section created by the server."""
+    section: Required["ThreadSection"]
+
+
+class ThreadSectionUpdateParams(TypedDict, total=False):
+    """Parameters for updating an independently persisted thread section."""
+    #: Omit to preserve appearance, use `null` to clear it, or provide a replacement.
+    appearance: Optional["ThreadSectionAppearance"]
+    #: The updated user-visible name of the section.
+    name: Required[str]
+    #: The stable, server-generated identity of the section to update.
+    sectionId: Required[str]
+
+
+class ThreadSectionUpdateResponse(TypedDict, total=False):
+    """The independently persisted section after its name is updated."""
+    section: Required["ThreadSection"]
+
+
+class ThreadSectionDeleteParams(TypedDict, total=False):
+    """Parameters for deleting an independently persisted thread section."""
+    #: The stable, server-generated identity of the section to delete.
+    sectionId: Required[str]
+
+
+class ThreadSectionDeleteResponse(TypedDict, total=False):
+    """Successful deletion does not return additional section data."""
+
+
+class ThreadSectionMoveParams(TypedDict, total=False):
+    """Parameters for moving a thread within a server-owned section ordering."""
+    #: Existing thread to insert before; omission or null appends to the section.
+    beforeThreadId: Optional[str]
+    #: Destination section, or `null` to remove the thread from its section.
+    sectionId: Required[Optional[str]]
+    #: Thread to move into, within, or out of a section.
+    threadId: Required[str]
+
+
+class ThreadSectionMoveResponse(TypedDict, total=False):
+    pass
+
+
+class ThreadSectionChangedNotification(TypedDict, total=False):
+    """Broadcast after a successful move into, within, or out of a section."""
+    #: Destination section, or `null` when the thread was removed from its section.
+    sectionId: Required[Optional[str]]
+    threadId: Required[str]
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -3506,6 +3579,11 @@ CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "plugin/list": ("PluginListParams", "PluginListResponse"),
     "thread/revert": ("ThreadRevertParams", "ThreadRevertResponse"),
     "thread/inject_items": ("ThreadInjectItemsParams", "ThreadInjectItemsResponse"),
+    "threadSection/list": ("ThreadSectionListParams", "ThreadSectionListResponse"),
+    "threadSection/create": ("ThreadSectionCreateParams", "ThreadSectionCreateResponse"),
+    "threadSection/update": ("ThreadSectionUpdateParams", "ThreadSectionUpdateResponse"),
+    "threadSection/delete": ("ThreadSectionDeleteParams", "ThreadSectionDeleteResponse"),
+    "thread/section/move": ("ThreadSectionMoveParams", "ThreadSectionMoveResponse"),
     "thread/goal/get": ("ThreadGoalGetParams", "ThreadGoalGetResponse"),
     "thread/goal/set": ("ThreadGoalSetParams", "ThreadGoalSetResponse"),
     "thread/goal/clear": ("ThreadGoalClearParams", "ThreadGoalClearResponse"),
@@ -3563,6 +3641,7 @@ CLIENT_NOTIFICATIONS: Dict[str, Optional[str]] = {
 
 SERVER_NOTIFICATIONS: Dict[str, Optional[str]] = {
     "thread/reverted": "ThreadRevertedNotification",
+    "thread/section/changed": "ThreadSectionChangedNotification",
     "account/updated": "AccountUpdatedNotification",
     "account/login/completed": "AccountLoginCompletedNotification",
     "account/rateLimits/updated": "AccountRateLimitsUpdatedNotification",
@@ -3697,6 +3776,26 @@ class RequestMethods:
     def thread_inject_items(self, params: ThreadInjectItemsParams) -> ThreadInjectItemsResponse:
         """Append raw Responses items to a loaded thread's model-visible history."""
         return self.request("thread/inject_items", params)
+
+    def thread_section_list(self, params: Optional[ThreadSectionListParams] = None) -> ThreadSectionListResponse:
+        """Thread sections (the built-in Pinned first), a page at a time."""
+        return self.request("threadSection/list", {} if params is None else params)
+
+    def thread_section_create(self, params: ThreadSectionCreateParams) -> ThreadSectionCreateResponse:
+        """A new section, kept in the thread index."""
+        return self.request("threadSection/create", params)
+
+    def thread_section_update(self, params: ThreadSectionUpdateParams) -> ThreadSectionUpdateResponse:
+        """Rename a section, its appearance kept or set."""
+        return self.request("threadSection/update", params)
+
+    def thread_section_delete(self, params: ThreadSectionDeleteParams) -> ThreadSectionDeleteResponse:
+        """Delete a section; its threads are in none."""
+        return self.request("threadSection/delete", params)
+
+    def thread_section_move(self, params: ThreadSectionMoveParams) -> ThreadSectionMoveResponse:
+        """Move a thread into, within or out of a section."""
+        return self.request("thread/section/move", params)
 
     def thread_goal_get(self, params: ThreadGoalGetParams) -> ThreadGoalGetResponse:
         """A loaded thread's goal, or null."""
@@ -3975,6 +4074,26 @@ class AsyncRequestMethods:
     async def thread_inject_items(self, params: ThreadInjectItemsParams) -> ThreadInjectItemsResponse:
         """Append raw Responses items to a loaded thread's model-visible history."""
         return await self.request("thread/inject_items", params)
+
+    async def thread_section_list(self, params: Optional[ThreadSectionListParams] = None) -> ThreadSectionListResponse:
+        """Thread sections (the built-in Pinned first), a page at a time."""
+        return await self.request("threadSection/list", {} if params is None else params)
+
+    async def thread_section_create(self, params: ThreadSectionCreateParams) -> ThreadSectionCreateResponse:
+        """A new section, kept in the thread index."""
+        return await self.request("threadSection/create", params)
+
+    async def thread_section_update(self, params: ThreadSectionUpdateParams) -> ThreadSectionUpdateResponse:
+        """Rename a section, its appearance kept or set."""
+        return await self.request("threadSection/update", params)
+
+    async def thread_section_delete(self, params: ThreadSectionDeleteParams) -> ThreadSectionDeleteResponse:
+        """Delete a section; its threads are in none."""
+        return await self.request("threadSection/delete", params)
+
+    async def thread_section_move(self, params: ThreadSectionMoveParams) -> ThreadSectionMoveResponse:
+        """Move a thread into, within or out of a section."""
+        return await self.request("thread/section/move", params)
 
     async def thread_goal_get(self, params: ThreadGoalGetParams) -> ThreadGoalGetResponse:
         """A loaded thread's goal, or null."""

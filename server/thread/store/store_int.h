@@ -109,6 +109,9 @@ struct store {
 	uint64_t turnidx_clock;
 	uint64_t clock;	 /* appends, for store_thread.used */
 	unsigned writes; /* index writes since the last checkpoint job */
+	/* sections.c: the loop's copy of the sections and memberships (NULL until read) */
+	json_t *sections; /* {section_id: wire ThreadSection} */
+	json_t *members;  /* {thread_id: [section_id, entered_ms]} */
 };
 
 /* store.c */
@@ -138,6 +141,19 @@ void store_ix_git(struct store *s, const char *id, json_t *git);
 json_t *store_ix_git_get(struct store *s, const char *id);
 /* Refresh the loop's git map from the index (after a scan). */
 void store_ix_gits(struct store *s);
+/*
+ * Run fn on the index worker with its connection (NULL when the index cannot be opened), after
+ * every job posted before; done(arg, what fn returned) on the loop afterwards.
+ */
+typedef int (*store_ix_call_fn)(struct tindex *x, void *arg);
+void store_ix_call(struct store *s, store_ix_call_fn fn, store_done_fn done, void *arg);
+/* sections.c: read the sections into the loop's copy (posted after the index's open). */
+void store_sections_start(struct store *s);
+void store_sections_free(struct store *s);
+/* Set a wire Thread's section and sectionEnteredAt from the loop's copy. */
+void store_sections_put(struct store *s, json_t *thread, const char *id);
+/* A deleted thread leaves its section. */
+void store_sections_forget(struct store *s, const char *id);
 /* Run a list (stolen) on the worker; its callback runs on the loop. */
 void store_ix_list(struct store *s, struct store_pending_list *l);
 /* Validate and canonicalise an id; -EINVAL with "invalid thread id: ..." */
