@@ -18,12 +18,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "protocol/buf.h"
 #include "protocol/xmalloc.h"
 #include "th_util.h"
+#include "ws_util.h"
 
-#define FIXTURE "tests/fixtures/sections/upstream.json"
+#define FIXTURE	    "tests/fixtures/sections/upstream.json"
+#define WS_SECTIONS "tests/integration/ws/ws_sections.py"
 
 /* Placeholders (<T0>, <S0>, ...) and the ids they stand for in this run. */
 struct sec_ids {
@@ -325,12 +329,44 @@ test_kill9_keeps_answered_writes(void **state)
 	th_stop(&t);
 }
 
+/* Two WebSocket connections: a move by either is told to both (ws/ws_sections.py). */
+static void
+test_changed_to_every_connection(void **state)
+{
+	struct wsd d = {0};
+	char *ws, *o, *e, home_dir[] = "/tmp/test_sections_home.XXXXXX", *home_env[2] = {NULL};
+	int st;
+
+	(void)state;
+	assert_non_null(mkdtemp(home_dir));
+	home_env[0] = xasprintf("HOME=%s", home_dir);
+	wst_start(&d, "ws://127.0.0.1:0", NULL, home_env);
+	ws = xasprintf("%s/work", d.dir);
+	assert_int_equal(mkdir(ws, 0700), 0);
+	o = xasprintf("%s/sections.out", d.dir);
+	e = xasprintf("%s/sections.err", d.dir);
+	char *argv[] = {"python3", WS_SECTIONS, "--addr", d.url, "--workspace", ws, NULL};
+	st = wst_wait(wst_spawn(argv, o, e, NULL), 60);
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		char *t = wst_slurp(e), *log = wst_slurp(d.err);
+
+		fail_msg("ws_sections.py: status %d: %s\ndaemon: %s", st, t, log);
+	}
+	wst_stop(&d);
+	nftw(home_dir, wst_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(home_env[0]);
+	free(ws);
+	free(o);
+	free(e);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_replay_upstream),
 		cmocka_unit_test(test_kill9_keeps_answered_writes),
+		cmocka_unit_test(test_changed_to_every_connection),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
