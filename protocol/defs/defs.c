@@ -69,6 +69,20 @@ const struct pmethod pmethods[] = {
 		"v2", "Move a thread into, within or out of a section."},
 	{"thread/section/changed", PM_NOTIFICATION, "ThreadSectionChangedNotification", NULL, "v2",
 		"To every connection after a successful move."},
+	/* thread attachments (defs_attachments.c) */
+	{"thread/attachment/add", PM_REQUEST, "ThreadAttachmentAddParams",
+		"ThreadAttachmentAddResponse", "v2",
+		"Attach a JSON payload to a thread under an identity (or find it there)."},
+	{"thread/attachment/list", PM_REQUEST, "ThreadAttachmentListParams",
+		"ThreadAttachmentListResponse", "v2", "A thread's attachments, oldest first."},
+	{"thread/attachment/remove", PM_REQUEST, "ThreadAttachmentRemoveParams",
+		"ThreadAttachmentRemoveResponse", "v2",
+		"Remove a thread's attachment by identity."},
+	{"thread/attachmentOwner/list", PM_REQUEST, "ThreadAttachmentOwnerListParams",
+		"ThreadAttachmentOwnerListResponse", "v2",
+		"The threads holding an attachment identity."},
+	{"thread/attachment/updated", PM_NOTIFICATION, "ThreadAttachmentUpdatedNotification", NULL,
+		"v2", "To every connection when an attachment is created or deleted."},
 	{"thread/goal/get", PM_REQUEST, "ThreadGoalGetParams", "ThreadGoalGetResponse", "v2",
 		"A loaded thread's goal, or null."},
 	{"thread/goal/set", PM_REQUEST, "ThreadGoalSetParams", "ThreadGoalSetResponse", "v2",
@@ -253,7 +267,7 @@ static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_c
 	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills, pdefs_config_write,
 	pdefs_startup, pdefs_requirements, pdefs_review, pdefs_history, pdefs_shellcmd,
 	pdefs_user_input, pdefs_account, pdefs_mcp, pdefs_hooks, pdefs_mcp_elicit, pdefs_mcp_oauth,
-	pdefs_sections};
+	pdefs_sections, pdefs_attachments};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

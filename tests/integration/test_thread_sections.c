@@ -7,6 +7,9 @@
  * kill -9 and a restart on the same CODEX_HOME. Answers are condensed and ids replaced by
  * placeholders exactly as record.py does, so the comparison is the recorder's own. Then a
  * kill -9 right after a burst of answered writes: each answered change is still there.
+ * The attachments' recording (attachments.json, the same recorder) is replayed the same way:
+ * thread/attachment/add, list, remove and thread/attachmentOwner/list with their limits and
+ * errors, thread/attachment/updated, a deleted and an archived thread, kill -9 and restart.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,12 +30,13 @@
 #include "ws_util.h"
 
 #define FIXTURE	    "tests/fixtures/sections/upstream.json"
+#define ATTACHMENTS "tests/fixtures/sections/attachments.json"
 #define WS_SECTIONS "tests/integration/ws/ws_sections.py"
 
-/* Placeholders (<T0>, <S0>, ...) and the ids they stand for in this run. */
+/* Placeholders (<T0>, <S0>, <A0>, ...) and the ids they stand for in this run. */
 struct sec_ids {
 	json_t *real; /* {placeholder: id} */
-	int nt, ns;
+	int nt, ns, na;
 };
 
 /* text with every occurrence of from replaced by to (heap). */
@@ -107,7 +111,9 @@ sec_bind(struct sec_ids *ids, char kind, const char *real)
 {
 	char ph[16];
 
-	snprintf(ph, sizeof ph, "<%c%d>", kind, kind == 'T' ? ids->nt++ : ids->ns++);
+	int *n = kind == 'T' ? &ids->nt : kind == 'S' ? &ids->ns : &ids->na;
+
+	snprintf(ph, sizeof ph, "<%c%d>", kind, (*n)++);
 	json_object_set_new(ids->real, ph, json_string(real));
 }
 
@@ -117,6 +123,17 @@ sec_section_of(const json_t *t)
 {
 	return json_pack("{s:O,s:b}", "section", json_object_get(t, "section"), "entered",
 		!json_is_null(json_object_get(t, "sectionEnteredAt")));
+}
+
+/* An attachment without its time, only that it has one (record.py's attachment()). */
+static json_t *
+sec_attachment(const json_t *a)
+{
+	json_t *out = json_deep_copy(a);
+
+	json_object_set_new(
+		out, "createdAt", json_boolean(json_is_integer(json_object_get(a, "createdAt"))));
+	return out;
 }
 
 /* An answer condensed as record.py's condense() (new reference). */
@@ -158,25 +175,48 @@ sec_condense(struct sec_ids *ids, const char *method, const json_t *msg)
 		return json_pack("{s:o,s:o,s:o,s:b}", "ids", idv, "sections", names, "entered",
 			entered, "more", !json_is_null(json_object_get(r, "nextCursor")));
 	}
-	if (strcmp(method, "threadSection/list") == 0)
+	if (strcmp(method, "threadSection/list") == 0 ||
+		strcmp(method, "thread/attachmentOwner/list") == 0)
 		return json_pack("{s:O,s:b}", "data", json_object_get(r, "data"), "more",
 			json_is_string(json_object_get(r, "nextCursor")));
+	if (strcmp(method, "thread/attachment/add") == 0) {
+		json_t *a = json_object_get(r, "attachment");
+		const char *outcome = json_string_value(json_object_get(r, "outcome"));
+
+		if (strcmp(outcome, "created") == 0)
+			sec_bind(ids, 'A', json_string_value(json_object_get(a, "id")));
+		return json_pack("{s:s,s:o}", "outcome", outcome, "attachment", sec_attachment(a));
+	}
+	if (strcmp(method, "thread/attachment/list") == 0) {
+		idv = json_array();
+		json_array_foreach(json_object_get(r, "data"), i, t)
+			json_array_append_new(idv, sec_attachment(t));
+		return json_pack("{s:o,s:b}", "data", idv, "more",
+			json_is_string(json_object_get(r, "nextCursor")));
+	}
 	out = json_deep_copy(r);
 	return out;
 }
 
-/* The thread/section/changed params that came before a round trip (new reference). */
+/*
+ * The params of the thread/section/changed ("changed") and thread/attachment/updated
+ * ("updated") notifications that came before a round trip (new reference).
+ */
 static json_t *
-sec_changed(struct asc *c)
+sec_notes(struct asc *c)
 {
-	json_t *out = json_array(), *m;
+	json_t *out = json_pack("{s:[],s:[]}", "changed", "updated"), *m;
 
 	asc_sync(c, asc_timeout(TH_MS));
 	while ((m = asc_next(c, 0)) != NULL) {
 		const char *meth = json_string_value(json_object_get(m, "method"));
 
 		if (meth != NULL && strcmp(meth, "thread/section/changed") == 0)
-			json_array_append(out, json_object_get(m, "params"));
+			json_array_append(
+				json_object_get(out, "changed"), json_object_get(m, "params"));
+		if (meth != NULL && strcmp(meth, "thread/attachment/updated") == 0)
+			json_array_append(
+				json_object_get(out, "updated"), json_object_get(m, "params"));
 		json_decref(m);
 	}
 	return out;
@@ -200,7 +240,7 @@ sec_step(struct th *t, struct sec_ids *ids, json_t *step, char **next)
 	const char *name = json_string_value(json_object_get(step, "name"));
 	const char *method = json_string_value(json_object_get(step, "method"));
 	json_t *params = sec_fill(ids, json_object_get(step, "params"), *next), *msg, *got, *hidden;
-	json_t *changed;
+	json_t *notes;
 	const char *cursor;
 
 	if (strcmp(method, "thread/start") == 0)
@@ -221,23 +261,51 @@ sec_step(struct th *t, struct sec_ids *ids, json_t *step, char **next)
 	json_decref(got);
 	json_decref(hidden);
 	json_decref(msg);
-	changed = sec_changed(t->c);
-	hidden = sec_hide(ids, changed);
-	sec_expect(name, "thread/section/changed", json_object_get(step, "changed"), hidden);
+	notes = sec_notes(t->c);
+	hidden = sec_hide(ids, notes);
+	sec_expect(name, "thread/section/changed", json_object_get(step, "changed"),
+		json_object_get(hidden, "changed"));
+	/* the sections' recording predates attachments: it has no "updated" */
+	if (json_object_get(step, "updated") != NULL)
+		sec_expect(name, "thread/attachment/updated", json_object_get(step, "updated"),
+			json_object_get(hidden, "updated"));
 	json_decref(hidden);
-	json_decref(changed);
+	json_decref(notes);
 }
 
+/* record.py's @fill: count attachments f000, f001, ... on a thread, their ids bound. */
 static void
-test_replay_upstream(void **state)
+sec_fill_thread(struct th *t, struct sec_ids *ids, json_t *step)
+{
+	json_t *p = sec_fill(ids, json_object_get(step, "params"), NULL), *r;
+	int count = (int)json_integer_value(json_object_get(p, "count"));
+
+	for (int i = 0; i < count; i++) {
+		char key[16];
+
+		snprintf(key, sizeof key, "f%03d", i);
+		r = th_call(t->c, "thread/attachment/add",
+			json_pack("{s:O,s:s,s:s,s:i}", "threadId", json_object_get(p, "threadId"),
+				"attachmentType", "f", "identityKey", key, "payload", i));
+		sec_bind(ids, 'A',
+			json_string_value(json_object_get(
+				json_object_get(asc_assert_result(r), "attachment"), "id")));
+		json_decref(r);
+	}
+	json_decref(sec_notes(t->c));
+	json_decref(p);
+}
+
+/* Replay one recording on a fresh home. */
+static void
+sec_replay(const char *fixture)
 {
 	struct th t;
 	struct sec_ids ids = {.real = json_object()};
-	json_t *want = json_load_file(FIXTURE, 0, NULL), *step;
+	json_t *want = json_load_file(fixture, 0, NULL), *step;
 	char *next = NULL;
 	size_t i;
 
-	(void)state;
 	assert_non_null(want);
 	th_start(&t, 0);
 	json_array_foreach(json_object_get(want, "steps"), i, step)
@@ -253,6 +321,8 @@ test_replay_upstream(void **state)
 			assert_int_equal(kill(asc_pid(t.c), SIGKILL), 0);
 			asc_free_killed(t.c, SIGKILL);
 			t.c = th_daemon(&t);
+		} else if (strcmp(method, "@fill") == 0) {
+			sec_fill_thread(&t, &ids, step);
 		} else if (strcmp(method, "@restart") == 0) {
 			asc_free(t.c);
 			t.c = th_daemon(&t);
@@ -264,6 +334,21 @@ test_replay_upstream(void **state)
 	json_decref(ids.real);
 	json_decref(want);
 	th_stop(&t);
+}
+
+static void
+test_replay_upstream(void **state)
+{
+	(void)state;
+	sec_replay(FIXTURE);
+}
+
+/* The attachments' recording: thread/attachment/add, list, remove, attachmentOwner/list. */
+static void
+test_replay_upstream_attachments(void **state)
+{
+	(void)state;
+	sec_replay(ATTACHMENTS);
 }
 
 /* A result's member (borrowed), after asserting success. */
@@ -329,7 +414,7 @@ test_kill9_keeps_answered_writes(void **state)
 	th_stop(&t);
 }
 
-/* Two WebSocket connections: a move by either is told to both (ws/ws_sections.py). */
+/* Two WebSocket connections: a move or attachment by either is told to both (ws_sections.py). */
 static void
 test_changed_to_every_connection(void **state)
 {
@@ -365,6 +450,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_replay_upstream),
+		cmocka_unit_test(test_replay_upstream_attachments),
 		cmocka_unit_test(test_kill9_keeps_answered_writes),
 		cmocka_unit_test(test_changed_to_every_connection),
 	};

@@ -3556,6 +3556,93 @@ class ThreadSectionChangedNotification(TypedDict, total=False):
     threadId: Required[str]
 
 
+class ThreadAttachment(TypedDict, total=False):
+    """An independently persisted attachment associated with a thread."""
+    attachmentType: Required[str]
+    createdAt: Required[int]
+    id: Required[str]
+    identityKey: Required[str]
+    payload: Required[JsonValue]
+
+
+#: Result of attempting to associate an attachment with a thread.
+ThreadAttachmentAddOutcome: TypeAlias = Literal["created", "existing"]
+
+
+#: The persisted attachment change represented by a notification.
+ThreadAttachmentOperation: TypeAlias = Literal["created", "deleted"]
+
+
+class ThreadAttachmentOwner(TypedDict, total=False):
+    """A thread that currently owns an attachment with the requested identity."""
+    #: Whether the owning thread is archived, not whether it is currently executing a turn.
+    archived: Required[bool]
+    threadId: Required[str]
+
+
+class ThreadAttachmentAddParams(TypedDict, total=False):
+    """Parameters for creating or locating an attachment on its owning thread."""
+    attachmentType: Required[str]
+    identityKey: Required[str]
+    payload: Required[JsonValue]
+    threadId: Required[str]
+
+
+class ThreadAttachmentAddResponse(TypedDict, total=False):
+    """The created or existing attachment."""
+    attachment: Required["ThreadAttachment"]
+    outcome: Required["ThreadAttachmentAddOutcome"]
+
+
+class ThreadAttachmentListParams(TypedDict, total=False):
+    """Parameters for listing attachments from one thread."""
+    cursor: Optional[str]
+    limit: Optional[int]
+    threadId: Required[str]
+
+
+class ThreadAttachmentListResponse(TypedDict, total=False):
+    """One page of attachments associated with the requested thread."""
+    data: Required[List["ThreadAttachment"]]
+    nextCursor: Optional[str]
+
+
+class ThreadAttachmentOwnerListParams(TypedDict, total=False):
+    """Parameters for reverse lookup by attachment identity within this server's store."""
+    #: Omitted or null returns all matches; false returns non-archived threads only.
+    archived: Optional[bool]
+    attachmentType: Required[str]
+    cursor: Optional[str]
+    identityKey: Required[str]
+    limit: Optional[int]
+
+
+class ThreadAttachmentOwnerListResponse(TypedDict, total=False):
+    """One page of matching owners, including threads without their own user messages."""
+    data: Required[List["ThreadAttachmentOwner"]]
+    nextCursor: Optional[str]
+
+
+class ThreadAttachmentRemoveParams(TypedDict, total=False):
+    """Parameters for deleting an attachment by its stable thread-local identity."""
+    attachmentType: Required[str]
+    identityKey: Required[str]
+    threadId: Required[str]
+
+
+class ThreadAttachmentRemoveResponse(TypedDict, total=False):
+    """Successful deletion does not return additional attachment data."""
+
+
+class ThreadAttachmentUpdatedNotification(TypedDict, total=False):
+    """Notification published after a thread attachment is created or deleted."""
+    attachmentId: Required[str]
+    attachmentType: Required[str]
+    identityKey: Required[str]
+    operation: Required["ThreadAttachmentOperation"]
+    threadId: Required[str]
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -3584,6 +3671,10 @@ CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "threadSection/update": ("ThreadSectionUpdateParams", "ThreadSectionUpdateResponse"),
     "threadSection/delete": ("ThreadSectionDeleteParams", "ThreadSectionDeleteResponse"),
     "thread/section/move": ("ThreadSectionMoveParams", "ThreadSectionMoveResponse"),
+    "thread/attachment/add": ("ThreadAttachmentAddParams", "ThreadAttachmentAddResponse"),
+    "thread/attachment/list": ("ThreadAttachmentListParams", "ThreadAttachmentListResponse"),
+    "thread/attachment/remove": ("ThreadAttachmentRemoveParams", "ThreadAttachmentRemoveResponse"),
+    "thread/attachmentOwner/list": ("ThreadAttachmentOwnerListParams", "ThreadAttachmentOwnerListResponse"),
     "thread/goal/get": ("ThreadGoalGetParams", "ThreadGoalGetResponse"),
     "thread/goal/set": ("ThreadGoalSetParams", "ThreadGoalSetResponse"),
     "thread/goal/clear": ("ThreadGoalClearParams", "ThreadGoalClearResponse"),
@@ -3642,6 +3733,7 @@ CLIENT_NOTIFICATIONS: Dict[str, Optional[str]] = {
 SERVER_NOTIFICATIONS: Dict[str, Optional[str]] = {
     "thread/reverted": "ThreadRevertedNotification",
     "thread/section/changed": "ThreadSectionChangedNotification",
+    "thread/attachment/updated": "ThreadAttachmentUpdatedNotification",
     "account/updated": "AccountUpdatedNotification",
     "account/login/completed": "AccountLoginCompletedNotification",
     "account/rateLimits/updated": "AccountRateLimitsUpdatedNotification",
@@ -3796,6 +3888,22 @@ class RequestMethods:
     def thread_section_move(self, params: ThreadSectionMoveParams) -> ThreadSectionMoveResponse:
         """Move a thread into, within or out of a section."""
         return self.request("thread/section/move", params)
+
+    def thread_attachment_add(self, params: ThreadAttachmentAddParams) -> ThreadAttachmentAddResponse:
+        """Attach a JSON payload to a thread under an identity (or find it there)."""
+        return self.request("thread/attachment/add", params)
+
+    def thread_attachment_list(self, params: ThreadAttachmentListParams) -> ThreadAttachmentListResponse:
+        """A thread's attachments, oldest first."""
+        return self.request("thread/attachment/list", params)
+
+    def thread_attachment_remove(self, params: ThreadAttachmentRemoveParams) -> ThreadAttachmentRemoveResponse:
+        """Remove a thread's attachment by identity."""
+        return self.request("thread/attachment/remove", params)
+
+    def thread_attachment_owner_list(self, params: ThreadAttachmentOwnerListParams) -> ThreadAttachmentOwnerListResponse:
+        """The threads holding an attachment identity."""
+        return self.request("thread/attachmentOwner/list", params)
 
     def thread_goal_get(self, params: ThreadGoalGetParams) -> ThreadGoalGetResponse:
         """A loaded thread's goal, or null."""
@@ -4094,6 +4202,22 @@ class AsyncRequestMethods:
     async def thread_section_move(self, params: ThreadSectionMoveParams) -> ThreadSectionMoveResponse:
         """Move a thread into, within or out of a section."""
         return await self.request("thread/section/move", params)
+
+    async def thread_attachment_add(self, params: ThreadAttachmentAddParams) -> ThreadAttachmentAddResponse:
+        """Attach a JSON payload to a thread under an identity (or find it there)."""
+        return await self.request("thread/attachment/add", params)
+
+    async def thread_attachment_list(self, params: ThreadAttachmentListParams) -> ThreadAttachmentListResponse:
+        """A thread's attachments, oldest first."""
+        return await self.request("thread/attachment/list", params)
+
+    async def thread_attachment_remove(self, params: ThreadAttachmentRemoveParams) -> ThreadAttachmentRemoveResponse:
+        """Remove a thread's attachment by identity."""
+        return await self.request("thread/attachment/remove", params)
+
+    async def thread_attachment_owner_list(self, params: ThreadAttachmentOwnerListParams) -> ThreadAttachmentOwnerListResponse:
+        """The threads holding an attachment identity."""
+        return await self.request("thread/attachmentOwner/list", params)
 
     async def thread_goal_get(self, params: ThreadGoalGetParams) -> ThreadGoalGetResponse:
         """A loaded thread's goal, or null."""

@@ -3440,6 +3440,121 @@ export type ThreadSectionChangedNotification = {
   threadId: string;
 };
 
+/**
+ * An independently persisted attachment associated with a thread.
+ */
+export type ThreadAttachment = {
+  attachmentType: string;
+  createdAt: number;
+  id: string;
+  identityKey: string;
+  payload: JsonValue;
+};
+
+/**
+ * Result of attempting to associate an attachment with a thread.
+ */
+export type ThreadAttachmentAddOutcome = "created" | "existing";
+
+/**
+ * The persisted attachment change represented by a notification.
+ */
+export type ThreadAttachmentOperation = "created" | "deleted";
+
+/**
+ * A thread that currently owns an attachment with the requested identity.
+ */
+export type ThreadAttachmentOwner = {
+  /**
+   * Whether the owning thread is archived, not whether it is currently executing a turn.
+   */
+  archived: boolean;
+  threadId: string;
+};
+
+/**
+ * Parameters for creating or locating an attachment on its owning thread.
+ */
+export type ThreadAttachmentAddParams = {
+  attachmentType: string;
+  identityKey: string;
+  payload: JsonValue;
+  threadId: string;
+};
+
+/**
+ * The created or existing attachment.
+ */
+export type ThreadAttachmentAddResponse = {
+  attachment: ThreadAttachment;
+  outcome: ThreadAttachmentAddOutcome;
+};
+
+/**
+ * Parameters for listing attachments from one thread.
+ */
+export type ThreadAttachmentListParams = {
+  cursor?: string | null;
+  limit?: number | null;
+  threadId: string;
+};
+
+/**
+ * One page of attachments associated with the requested thread.
+ */
+export type ThreadAttachmentListResponse = {
+  data: Array<ThreadAttachment>;
+  nextCursor?: string | null;
+};
+
+/**
+ * Parameters for reverse lookup by attachment identity within this server's store.
+ */
+export type ThreadAttachmentOwnerListParams = {
+  /**
+   * Omitted or null returns all matches; false returns non-archived threads only.
+   */
+  archived?: boolean | null;
+  attachmentType: string;
+  cursor?: string | null;
+  identityKey: string;
+  limit?: number | null;
+};
+
+/**
+ * One page of matching owners, including threads without their own user messages.
+ */
+export type ThreadAttachmentOwnerListResponse = {
+  data: Array<ThreadAttachmentOwner>;
+  nextCursor?: string | null;
+};
+
+/**
+ * Parameters for deleting an attachment by its stable thread-local identity.
+ */
+export type ThreadAttachmentRemoveParams = {
+  attachmentType: string;
+  identityKey: string;
+  threadId: string;
+};
+
+/**
+ * Successful deletion does not return additional attachment data.
+ */
+export type ThreadAttachmentRemoveResponse = {
+};
+
+/**
+ * Notification published after a thread attachment is created or deleted.
+ */
+export type ThreadAttachmentUpdatedNotification = {
+  attachmentId: string;
+  attachmentType: string;
+  identityKey: string;
+  operation: ThreadAttachmentOperation;
+  threadId: string;
+};
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -3467,6 +3582,10 @@ export type ClientRequest =
   | { method: "threadSection/update"; id: RequestId; params: ThreadSectionUpdateParams }
   | { method: "threadSection/delete"; id: RequestId; params: ThreadSectionDeleteParams }
   | { method: "thread/section/move"; id: RequestId; params: ThreadSectionMoveParams }
+  | { method: "thread/attachment/add"; id: RequestId; params: ThreadAttachmentAddParams }
+  | { method: "thread/attachment/list"; id: RequestId; params: ThreadAttachmentListParams }
+  | { method: "thread/attachment/remove"; id: RequestId; params: ThreadAttachmentRemoveParams }
+  | { method: "thread/attachmentOwner/list"; id: RequestId; params: ThreadAttachmentOwnerListParams }
   | { method: "thread/goal/get"; id: RequestId; params: ThreadGoalGetParams }
   | { method: "thread/goal/set"; id: RequestId; params: ThreadGoalSetParams }
   | { method: "thread/goal/clear"; id: RequestId; params: ThreadGoalClearParams }
@@ -3523,6 +3642,7 @@ export type ClientNotification =
 export type ServerNotification =
   | { method: "thread/reverted"; params: ThreadRevertedNotification }
   | { method: "thread/section/changed"; params: ThreadSectionChangedNotification }
+  | { method: "thread/attachment/updated"; params: ThreadAttachmentUpdatedNotification }
   | { method: "account/updated"; params: AccountUpdatedNotification }
   | { method: "account/login/completed"; params: AccountLoginCompletedNotification }
   | { method: "account/rateLimits/updated"; params: AccountRateLimitsUpdatedNotification }
@@ -3665,6 +3785,22 @@ export interface ClientRequestMap {
    * Move a thread into, within or out of a section.
    */
   "thread/section/move": { params: ThreadSectionMoveParams; result: ThreadSectionMoveResponse };
+  /**
+   * Attach a JSON payload to a thread under an identity (or find it there).
+   */
+  "thread/attachment/add": { params: ThreadAttachmentAddParams; result: ThreadAttachmentAddResponse };
+  /**
+   * A thread's attachments, oldest first.
+   */
+  "thread/attachment/list": { params: ThreadAttachmentListParams; result: ThreadAttachmentListResponse };
+  /**
+   * Remove a thread's attachment by identity.
+   */
+  "thread/attachment/remove": { params: ThreadAttachmentRemoveParams; result: ThreadAttachmentRemoveResponse };
+  /**
+   * The threads holding an attachment identity.
+   */
+  "thread/attachmentOwner/list": { params: ThreadAttachmentOwnerListParams; result: ThreadAttachmentOwnerListResponse };
   /**
    * A loaded thread's goal, or null.
    */
@@ -3857,6 +3993,10 @@ export interface ServerNotificationMap {
    * To every connection after a successful move.
    */
   "thread/section/changed": ThreadSectionChangedNotification;
+  /**
+   * To every connection when an attachment is created or deleted.
+   */
+  "thread/attachment/updated": ThreadAttachmentUpdatedNotification;
   "account/updated": AccountUpdatedNotification;
   "account/login/completed": AccountLoginCompletedNotification;
   "account/rateLimits/updated": AccountRateLimitsUpdatedNotification;

@@ -64,6 +64,12 @@ static const char *const tindex_migrations[] = {
 	"CREATE INDEX section_members_by_position ON section_members(section_id, position,"
 	" thread_id);"
 	"INSERT INTO sections VALUES ('" TSECTIONS_PINNED_ID "', 'Pinned', NULL, 0);",
+	/* 3: thread attachments (tattach.h), no cache either */
+	"CREATE TABLE attachments (id TEXT PRIMARY KEY, thread_id TEXT NOT NULL,"
+	" type TEXT NOT NULL, identity TEXT NOT NULL, payload TEXT NOT NULL,"
+	" created_ms INTEGER NOT NULL, UNIQUE (thread_id, type, identity)) WITHOUT ROWID;"
+	"CREATE INDEX attachments_by_thread ON attachments(thread_id, created_ms, id);"
+	"CREATE INDEX attachments_by_identity ON attachments(type, identity, thread_id);",
 };
 
 /* A prepared statement for sql, reused while cached (reset and unbound). */

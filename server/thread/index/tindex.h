@@ -16,7 +16,7 @@
 #include "thread/rollout/rollout_summary.h"
 
 #define TINDEX_FILE		"app-server-threads.sqlite"
-#define TINDEX_VERSION		2
+#define TINDEX_VERSION		3
 #define TINDEX_BUSY_MS		5000
 #define TINDEX_LIST_DEFAULT	25  /* upstream's THREAD_LIST_DEFAULT_LIMIT */
 #define TINDEX_LIST_MAX		100 /* upstream's THREAD_LIST_MAX_LIMIT */

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "store.h"
+#include "store_jobs.h"
 #include "worker.h"
 #include "thread/history/history.h"
 #include "thread/index/tindex.h"
@@ -141,12 +142,6 @@ void store_ix_git(struct store *s, const char *id, json_t *git);
 json_t *store_ix_git_get(struct store *s, const char *id);
 /* Refresh the loop's git map from the index (after a scan). */
 void store_ix_gits(struct store *s);
-/*
- * Run fn on the index worker with its connection (NULL when the index cannot be opened), after
- * every job posted before; done(arg, what fn returned) on the loop afterwards.
- */
-typedef int (*store_ix_call_fn)(struct tindex *x, void *arg);
-void store_ix_call(struct store *s, store_ix_call_fn fn, store_done_fn done, void *arg);
 /* sections.c: read the sections into the loop's copy (posted after the index's open). */
 void store_sections_start(struct store *s);
 void store_sections_free(struct store *s);
@@ -156,10 +151,6 @@ void store_sections_put(struct store *s, json_t *thread, const char *id);
 void store_sections_forget(struct store *s, const char *id);
 /* Run a list (stolen) on the worker; its callback runs on the loop. */
 void store_ix_list(struct store *s, struct store_pending_list *l);
-/* Validate and canonicalise an id; -EINVAL with "invalid thread id: ..." */
-int store_check_id(const char *id, char canon[37], char **cause);
-/* The metadata of a thread by id: loaded, indexed, or found on disk (heap copy in m). */
-int store_find(struct store *s, const char *id, struct thread_meta *m, char **cause);
 /* The settings a loaded thread's thread_settings_applied record carries. */
 struct record_settings store_thread_rs(struct store_thread *t);
 /* Write a loaded thread's row now. */

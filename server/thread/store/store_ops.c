@@ -14,6 +14,7 @@
 
 #include "names.h"
 #include "store_int.h"
+#include "thread/store/attach/attachments.h"
 #include "protocol/xmalloc.h"
 #include "thread/history/history.h"
 #include "thread/rollout/record.h"
@@ -285,6 +286,7 @@ store_delete(struct store *s, const char *id, char **cause)
 	if (r == 0) {
 		store_ix_delete(s, canon);
 		store_sections_forget(s, canon);
+		store_attachments_forget(s, canon);
 	}
 	thread_meta_clear(&m);
 	return r;

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""thread/section/changed reaches every connection, for test_thread_sections.c: two WebSocket
-clients, A with a thread and a section, B subscribed to nothing. A's move is answered {} and
-then both hear thread/section/changed {threadId, sectionId}; B's move out of the section the
-same with sectionId null. As upstream 0.169 does over its own --listen ws:// (checked by hand
-with this script's twin, docs/threads.md).
+"""thread/section/changed and thread/attachment/updated reach every connection, for
+test_thread_sections.c: two WebSocket clients, A with a thread and a section, B subscribed to
+nothing. A's move is answered {} and then both hear thread/section/changed {threadId,
+sectionId}; B's move out of the section the same with sectionId null. A's attachment is
+answered and both hear thread/attachment/updated (created); B's removal the same (deleted).
+As upstream 0.169 does over its own --listen ws:// (checked by hand, docs/threads.md).
 
 usage: ws_sections.py --addr ws://127.0.0.1:PORT --workspace DIR
 Exit 0 when it holds; otherwise a message on stderr and exit 1.
@@ -30,8 +31,8 @@ class Client(ws_check.Conn):
             fail("%s: %s: %r" % (self.name, method, m))
         return m["result"]
 
-    def changed(self):
-        """The thread/section/changed notifications up to a round trip's answer."""
+    def changed(self, method="thread/section/changed"):
+        """The notifications of method up to a round trip's answer."""
         self.next_id += 1
         self.text({"id": self.next_id, "method": "sections/sync", "params": {}})
         out = []
@@ -39,7 +40,7 @@ class Client(ws_check.Conn):
             m = self.message()
             if m.get("id") == self.next_id and "method" not in m:
                 return out
-            if m.get("method") == "thread/section/changed":
+            if m.get("method") == method:
                 out.append(m["params"])
 
 
@@ -65,6 +66,16 @@ def main():
                 fail("%s after %s's move: %r, want %r" % (c.name, mover.name, got, want))
     if b.call("thread/read", {"threadId": thread})["thread"]["section"] is not None:
         fail("the thread is still in a section")
+    ident = {"threadId": thread, "attachmentType": "pr", "identityKey": "k"}
+    att = a.call("thread/attachment/add", dict(ident, payload={"n": 1}))["attachment"]["id"]
+    for mover, method, op in ((a, None, "created"), (b, "thread/attachment/remove", "deleted")):
+        if method is not None and mover.call(method, ident) != {}:
+            fail("%s: the removal's answer is not {}" % mover.name)
+        want = [dict(ident, attachmentId=att, operation=op)]
+        for c in (a, b):
+            got = c.changed("thread/attachment/updated")
+            if got != want:
+                fail("%s after %s's %s: %r, want %r" % (c.name, mover.name, op, got, want))
 
 
 try:
