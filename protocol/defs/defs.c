@@ -58,6 +58,34 @@ const struct pmethod pmethods[] = {
 	{"thread/inject_items", PM_REQUEST, "ThreadInjectItemsParams", "ThreadInjectItemsResponse",
 		"v2", "Append raw Responses items to a loaded thread's model-visible history."},
 	{"thread/reverted", PM_NOTIFICATION, "ThreadRevertedNotification", NULL, "v2", NULL},
+	/* thread sections (defs_sections.c) */
+	{"threadSection/list", PM_REQUEST, "ThreadSectionListParams", "ThreadSectionListResponse",
+		"v2", "Thread sections (the built-in Pinned first), a page at a time."},
+	{"threadSection/create", PM_REQUEST, "ThreadSectionCreateParams",
+		"ThreadSectionCreateResponse", "v2", "A new section, kept in the thread index."},
+	{"threadSection/update", PM_REQUEST, "ThreadSectionUpdateParams",
+		"ThreadSectionUpdateResponse", "v2",
+		"Rename a section, its appearance kept or set."},
+	{"threadSection/delete", PM_REQUEST, "ThreadSectionDeleteParams",
+		"ThreadSectionDeleteResponse", "v2", "Delete a section; its threads are in none."},
+	{"thread/section/move", PM_REQUEST, "ThreadSectionMoveParams", "ThreadSectionMoveResponse",
+		"v2", "Move a thread into, within or out of a section."},
+	{"thread/section/changed", PM_NOTIFICATION, "ThreadSectionChangedNotification", NULL, "v2",
+		"To every connection after a successful move."},
+	/* thread attachments (defs_attachments.c) */
+	{"thread/attachment/add", PM_REQUEST, "ThreadAttachmentAddParams",
+		"ThreadAttachmentAddResponse", "v2",
+		"Attach a JSON payload to a thread under an identity (or find it there)."},
+	{"thread/attachment/list", PM_REQUEST, "ThreadAttachmentListParams",
+		"ThreadAttachmentListResponse", "v2", "A thread's attachments, oldest first."},
+	{"thread/attachment/remove", PM_REQUEST, "ThreadAttachmentRemoveParams",
+		"ThreadAttachmentRemoveResponse", "v2",
+		"Remove a thread's attachment by identity."},
+	{"thread/attachmentOwner/list", PM_REQUEST, "ThreadAttachmentOwnerListParams",
+		"ThreadAttachmentOwnerListResponse", "v2",
+		"The threads holding an attachment identity."},
+	{"thread/attachment/updated", PM_NOTIFICATION, "ThreadAttachmentUpdatedNotification", NULL,
+		"v2", "To every connection when an attachment is created or deleted."},
 	{"thread/goal/get", PM_REQUEST, "ThreadGoalGetParams", "ThreadGoalGetResponse", "v2",
 		"A loaded thread's goal, or null."},
 	{"thread/goal/set", PM_REQUEST, "ThreadGoalSetParams", "ThreadGoalSetResponse", "v2",
@@ -241,7 +269,8 @@ const struct pmethod pmethods[] = {
 static const struct pdef *const pdef_groups[] = {pdefs_core, pdefs_exec, pdefs_config, pdefs_fs,
 	pdefs_thread, pdefs_item, pdefs_turn, pdefs_profiles, pdefs_skills, pdefs_config_write,
 	pdefs_startup, pdefs_requirements, pdefs_review, pdefs_history, pdefs_shellcmd,
-	pdefs_user_input, pdefs_account, pdefs_mcp, pdefs_hooks, pdefs_mcp_elicit, pdefs_mcp_oauth};
+	pdefs_user_input, pdefs_account, pdefs_mcp, pdefs_hooks, pdefs_mcp_elicit, pdefs_mcp_oauth,
+	pdefs_sections, pdefs_attachments};
 
 /* Find a definition by name; NULL when unknown. */
 const struct pdef *

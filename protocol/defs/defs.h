@@ -103,6 +103,8 @@ extern const struct pdef pdefs_mcp[];
 extern const struct pdef pdefs_hooks[];
 extern const struct pdef pdefs_mcp_elicit[];
 extern const struct pdef pdefs_mcp_oauth[];
+extern const struct pdef pdefs_sections[];
+extern const struct pdef pdefs_attachments[];
 
 /* Every method, terminated by a NULL method. */
 extern const struct pmethod pmethods[];

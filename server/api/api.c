@@ -25,6 +25,8 @@ const struct rpc_method *const api_methods[] = {
 	api_providers_methods,
 	api_goals_methods,
 	api_history_methods,
+	api_sections_methods,
+	api_attachments_methods,
 	api_shellcmd_methods,
 	api_account_methods,
 	api_mcp_methods,

@@ -52,6 +52,10 @@ extern const struct rpc_method api_thread_read_methods[];
 extern const struct rpc_method api_thread_ops_methods[];
 /* history/history_api.c: thread/revert and thread/inject_items */
 extern const struct rpc_method api_history_methods[];
+/* sections/sections_api.c: the threadSection methods and thread/section/move */
+extern const struct rpc_method api_sections_methods[];
+/* attachments/attachments_api.c: the thread/attachment methods */
+extern const struct rpc_method api_attachments_methods[];
 /* skills.c: the skills/ methods; the watches of skills/changed start with a thread's cwd */
 extern const struct rpc_method api_skills_methods[];
 struct skills_session;

@@ -95,6 +95,7 @@ thread_list(struct session *s, struct rpc_req *req, json_t *params)
 	struct store_list_params p = {0};
 	struct thread_list *x;
 	const char *cursor = json_string_value(json_object_get(params, "cursor"));
+	json_t *section;
 
 	if (st == NULL)
 		return;
@@ -108,6 +109,10 @@ thread_list(struct session *s, struct rpc_req *req, json_t *params)
 	p.cwd = thread_read_array(params, "cwd");
 	p.excluded_ids = thread_read_array(params, "excludedThreadIds");
 	p.search_term = json_string_value(json_object_get(params, "searchTerm"));
+	if ((section = json_object_get(params, "sectionId")) != NULL) {
+		p.section_mode = json_is_null(section) ? 1 : 2;
+		p.section_id = json_string_value(section);
+	}
 	x = xcalloc(1, sizeof *x);
 	x->req = req;
 	x->cursor = cursor != NULL ? xstrdup(cursor) : NULL;

@@ -3527,6 +3527,166 @@ class McpServerOauthLoginCompletedNotification(TypedDict, total=False):
     threadId: Optional[str]
 
 
+class ThreadSectionListParams(TypedDict, total=False):
+    """Parameters for listing independently persisted thread sections."""
+    #: Opaque pagination cursor returned by a previous call.
+    cursor: Optional[str]
+    #: Maximum number of sections to return.
+    limit: Optional[int]
+
+
+class ThreadSectionListResponse(TypedDict, total=False):
+    """One page of independently persisted thread sections."""
+    data: Required[List["ThreadSection"]]
+    #: Opaque cursor for the next page, or `null` when no sections remain.
+    nextCursor: Optional[str]
+
+
+class ThreadSectionCreateParams(TypedDict, total=False):
+    """Parameters for creating an independently persisted thread section."""
+    appearance: Optional["ThreadSectionAppearance"]
+    #: The user-visible name of the section.
+    name: Required[str]
+
+
+class ThreadSectionCreateResponse(TypedDict, total=False):
+    """The independently persisted section created by the server."""
+    section: Required["ThreadSection"]
+
+
+class ThreadSectionUpdateParams(TypedDict, total=False):
+    """Parameters for updating an independently persisted thread section."""
+    #: Omit to preserve appearance, use `null` to clear it, or provide a replacement.
+    appearance: Optional["ThreadSectionAppearance"]
+    #: The updated user-visible name of the section.
+    name: Required[str]
+    #: The stable, server-generated identity of the section to update.
+    sectionId: Required[str]
+
+
+class ThreadSectionUpdateResponse(TypedDict, total=False):
+    """The independently persisted section after its name is updated."""
+    section: Required["ThreadSection"]
+
+
+class ThreadSectionDeleteParams(TypedDict, total=False):
+    """Parameters for deleting an independently persisted thread section."""
+    #: The stable, server-generated identity of the section to delete.
+    sectionId: Required[str]
+
+
+class ThreadSectionDeleteResponse(TypedDict, total=False):
+    """Successful deletion does not return additional section data."""
+
+
+class ThreadSectionMoveParams(TypedDict, total=False):
+    """Parameters for moving a thread within a server-owned section ordering."""
+    #: Existing thread to insert before; omission or null appends to the section.
+    beforeThreadId: Optional[str]
+    #: Destination section, or `null` to remove the thread from its section.
+    sectionId: Required[Optional[str]]
+    #: Thread to move into, within, or out of a section.
+    threadId: Required[str]
+
+
+class ThreadSectionMoveResponse(TypedDict, total=False):
+    pass
+
+
+class ThreadSectionChangedNotification(TypedDict, total=False):
+    """Broadcast after a successful move into, within, or out of a section."""
+    #: Destination section, or `null` when the thread was removed from its section.
+    sectionId: Required[Optional[str]]
+    threadId: Required[str]
+
+
+class ThreadAttachment(TypedDict, total=False):
+    """An independently persisted attachment associated with a thread."""
+    attachmentType: Required[str]
+    createdAt: Required[int]
+    id: Required[str]
+    identityKey: Required[str]
+    payload: Required[JsonValue]
+
+
+#: Result of attempting to associate an attachment with a thread.
+ThreadAttachmentAddOutcome: TypeAlias = Literal["created", "existing"]
+
+
+#: The persisted attachment change represented by a notification.
+ThreadAttachmentOperation: TypeAlias = Literal["created", "deleted"]
+
+
+class ThreadAttachmentOwner(TypedDict, total=False):
+    """A thread that currently owns an attachment with the requested identity."""
+    #: Whether the owning thread is archived, not whether it is currently executing a turn.
+    archived: Required[bool]
+    threadId: Required[str]
+
+
+class ThreadAttachmentAddParams(TypedDict, total=False):
+    """Parameters for creating or locating an attachment on its owning thread."""
+    attachmentType: Required[str]
+    identityKey: Required[str]
+    payload: Required[JsonValue]
+    threadId: Required[str]
+
+
+class ThreadAttachmentAddResponse(TypedDict, total=False):
+    """The created or existing attachment."""
+    attachment: Required["ThreadAttachment"]
+    outcome: Required["ThreadAttachmentAddOutcome"]
+
+
+class ThreadAttachmentListParams(TypedDict, total=False):
+    """Parameters for listing attachments from one thread."""
+    cursor: Optional[str]
+    limit: Optional[int]
+    threadId: Required[str]
+
+
+class ThreadAttachmentListResponse(TypedDict, total=False):
+    """One page of attachments associated with the requested thread."""
+    data: Required[List["ThreadAttachment"]]
+    nextCursor: Optional[str]
+
+
+class ThreadAttachmentOwnerListParams(TypedDict, total=False):
+    """Parameters for reverse lookup by attachment identity within this server's store."""
+    #: Omitted or null returns all matches; false returns non-archived threads only.
+    archived: Optional[bool]
+    attachmentType: Required[str]
+    cursor: Optional[str]
+    identityKey: Required[str]
+    limit: Optional[int]
+
+
+class ThreadAttachmentOwnerListResponse(TypedDict, total=False):
+    """One page of matching owners, including threads without their own user messages."""
+    data: Required[List["ThreadAttachmentOwner"]]
+    nextCursor: Optional[str]
+
+
+class ThreadAttachmentRemoveParams(TypedDict, total=False):
+    """Parameters for deleting an attachment by its stable thread-local identity."""
+    attachmentType: Required[str]
+    identityKey: Required[str]
+    threadId: Required[str]
+
+
+class ThreadAttachmentRemoveResponse(TypedDict, total=False):
+    """Successful deletion does not return additional attachment data."""
+
+
+class ThreadAttachmentUpdatedNotification(TypedDict, total=False):
+    """Notification published after a thread attachment is created or deleted."""
+    attachmentId: Required[str]
+    attachmentType: Required[str]
+    identityKey: Required[str]
+    operation: Required["ThreadAttachmentOperation"]
+    threadId: Required[str]
+
+
 # Method name -> params definition (and result definition for requests).
 CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "initialize": ("InitializeParams", "InitializeResponse"),
@@ -3551,6 +3711,15 @@ CLIENT_REQUESTS: Dict[str, Tuple[Optional[str], Optional[str]]] = {
     "plugin/list": ("PluginListParams", "PluginListResponse"),
     "thread/revert": ("ThreadRevertParams", "ThreadRevertResponse"),
     "thread/inject_items": ("ThreadInjectItemsParams", "ThreadInjectItemsResponse"),
+    "threadSection/list": ("ThreadSectionListParams", "ThreadSectionListResponse"),
+    "threadSection/create": ("ThreadSectionCreateParams", "ThreadSectionCreateResponse"),
+    "threadSection/update": ("ThreadSectionUpdateParams", "ThreadSectionUpdateResponse"),
+    "threadSection/delete": ("ThreadSectionDeleteParams", "ThreadSectionDeleteResponse"),
+    "thread/section/move": ("ThreadSectionMoveParams", "ThreadSectionMoveResponse"),
+    "thread/attachment/add": ("ThreadAttachmentAddParams", "ThreadAttachmentAddResponse"),
+    "thread/attachment/list": ("ThreadAttachmentListParams", "ThreadAttachmentListResponse"),
+    "thread/attachment/remove": ("ThreadAttachmentRemoveParams", "ThreadAttachmentRemoveResponse"),
+    "thread/attachmentOwner/list": ("ThreadAttachmentOwnerListParams", "ThreadAttachmentOwnerListResponse"),
     "thread/goal/get": ("ThreadGoalGetParams", "ThreadGoalGetResponse"),
     "thread/goal/set": ("ThreadGoalSetParams", "ThreadGoalSetResponse"),
     "thread/goal/clear": ("ThreadGoalClearParams", "ThreadGoalClearResponse"),
@@ -3608,6 +3777,8 @@ CLIENT_NOTIFICATIONS: Dict[str, Optional[str]] = {
 
 SERVER_NOTIFICATIONS: Dict[str, Optional[str]] = {
     "thread/reverted": "ThreadRevertedNotification",
+    "thread/section/changed": "ThreadSectionChangedNotification",
+    "thread/attachment/updated": "ThreadAttachmentUpdatedNotification",
     "account/updated": "AccountUpdatedNotification",
     "account/login/completed": "AccountLoginCompletedNotification",
     "account/rateLimits/updated": "AccountRateLimitsUpdatedNotification",
@@ -3746,6 +3917,42 @@ class RequestMethods:
     def thread_inject_items(self, params: ThreadInjectItemsParams) -> ThreadInjectItemsResponse:
         """Append raw Responses items to a loaded thread's model-visible history."""
         return self.request("thread/inject_items", params)
+
+    def thread_section_list(self, params: Optional[ThreadSectionListParams] = None) -> ThreadSectionListResponse:
+        """Thread sections (the built-in Pinned first), a page at a time."""
+        return self.request("threadSection/list", {} if params is None else params)
+
+    def thread_section_create(self, params: ThreadSectionCreateParams) -> ThreadSectionCreateResponse:
+        """A new section, kept in the thread index."""
+        return self.request("threadSection/create", params)
+
+    def thread_section_update(self, params: ThreadSectionUpdateParams) -> ThreadSectionUpdateResponse:
+        """Rename a section, its appearance kept or set."""
+        return self.request("threadSection/update", params)
+
+    def thread_section_delete(self, params: ThreadSectionDeleteParams) -> ThreadSectionDeleteResponse:
+        """Delete a section; its threads are in none."""
+        return self.request("threadSection/delete", params)
+
+    def thread_section_move(self, params: ThreadSectionMoveParams) -> ThreadSectionMoveResponse:
+        """Move a thread into, within or out of a section."""
+        return self.request("thread/section/move", params)
+
+    def thread_attachment_add(self, params: ThreadAttachmentAddParams) -> ThreadAttachmentAddResponse:
+        """Attach a JSON payload to a thread under an identity (or find it there)."""
+        return self.request("thread/attachment/add", params)
+
+    def thread_attachment_list(self, params: ThreadAttachmentListParams) -> ThreadAttachmentListResponse:
+        """A thread's attachments, oldest first."""
+        return self.request("thread/attachment/list", params)
+
+    def thread_attachment_remove(self, params: ThreadAttachmentRemoveParams) -> ThreadAttachmentRemoveResponse:
+        """Remove a thread's attachment by identity."""
+        return self.request("thread/attachment/remove", params)
+
+    def thread_attachment_owner_list(self, params: ThreadAttachmentOwnerListParams) -> ThreadAttachmentOwnerListResponse:
+        """The threads holding an attachment identity."""
+        return self.request("thread/attachmentOwner/list", params)
 
     def thread_goal_get(self, params: ThreadGoalGetParams) -> ThreadGoalGetResponse:
         """A loaded thread's goal, or null."""
@@ -4028,6 +4235,42 @@ class AsyncRequestMethods:
     async def thread_inject_items(self, params: ThreadInjectItemsParams) -> ThreadInjectItemsResponse:
         """Append raw Responses items to a loaded thread's model-visible history."""
         return await self.request("thread/inject_items", params)
+
+    async def thread_section_list(self, params: Optional[ThreadSectionListParams] = None) -> ThreadSectionListResponse:
+        """Thread sections (the built-in Pinned first), a page at a time."""
+        return await self.request("threadSection/list", {} if params is None else params)
+
+    async def thread_section_create(self, params: ThreadSectionCreateParams) -> ThreadSectionCreateResponse:
+        """A new section, kept in the thread index."""
+        return await self.request("threadSection/create", params)
+
+    async def thread_section_update(self, params: ThreadSectionUpdateParams) -> ThreadSectionUpdateResponse:
+        """Rename a section, its appearance kept or set."""
+        return await self.request("threadSection/update", params)
+
+    async def thread_section_delete(self, params: ThreadSectionDeleteParams) -> ThreadSectionDeleteResponse:
+        """Delete a section; its threads are in none."""
+        return await self.request("threadSection/delete", params)
+
+    async def thread_section_move(self, params: ThreadSectionMoveParams) -> ThreadSectionMoveResponse:
+        """Move a thread into, within or out of a section."""
+        return await self.request("thread/section/move", params)
+
+    async def thread_attachment_add(self, params: ThreadAttachmentAddParams) -> ThreadAttachmentAddResponse:
+        """Attach a JSON payload to a thread under an identity (or find it there)."""
+        return await self.request("thread/attachment/add", params)
+
+    async def thread_attachment_list(self, params: ThreadAttachmentListParams) -> ThreadAttachmentListResponse:
+        """A thread's attachments, oldest first."""
+        return await self.request("thread/attachment/list", params)
+
+    async def thread_attachment_remove(self, params: ThreadAttachmentRemoveParams) -> ThreadAttachmentRemoveResponse:
+        """Remove a thread's attachment by identity."""
+        return await self.request("thread/attachment/remove", params)
+
+    async def thread_attachment_owner_list(self, params: ThreadAttachmentOwnerListParams) -> ThreadAttachmentOwnerListResponse:
+        """The threads holding an attachment identity."""
+        return await self.request("thread/attachmentOwner/list", params)
 
     async def thread_goal_get(self, params: ThreadGoalGetParams) -> ThreadGoalGetResponse:
         """A loaded thread's goal, or null."""

@@ -3364,6 +3364,237 @@ export type McpServerOauthLoginCompletedNotification = {
   threadId?: string | null;
 };
 
+/**
+ * Parameters for listing independently persisted thread sections.
+ */
+export type ThreadSectionListParams = {
+  /**
+   * Opaque pagination cursor returned by a previous call.
+   */
+  cursor?: string | null;
+  /**
+   * Maximum number of sections to return.
+   */
+  limit?: number | null;
+};
+
+/**
+ * One page of independently persisted thread sections.
+ */
+export type ThreadSectionListResponse = {
+  data: Array<ThreadSection>;
+  /**
+   * Opaque cursor for the next page, or `null` when no sections remain.
+   */
+  nextCursor?: string | null;
+};
+
+/**
+ * Parameters for creating an independently persisted thread section.
+ */
+export type ThreadSectionCreateParams = {
+  appearance?: ThreadSectionAppearance | null;
+  /**
+   * The user-visible name of the section.
+   */
+  name: string;
+};
+
+/**
+ * The independently persisted section created by the server.
+ */
+export type ThreadSectionCreateResponse = {
+  section: ThreadSection;
+};
+
+/**
+ * Parameters for updating an independently persisted thread section.
+ */
+export type ThreadSectionUpdateParams = {
+  /**
+   * Omit to preserve appearance, use `null` to clear it, or provide a replacement.
+   */
+  appearance?: ThreadSectionAppearance | null;
+  /**
+   * The updated user-visible name of the section.
+   */
+  name: string;
+  /**
+   * The stable, server-generated identity of the section to update.
+   */
+  sectionId: string;
+};
+
+/**
+ * The independently persisted section after its name is updated.
+ */
+export type ThreadSectionUpdateResponse = {
+  section: ThreadSection;
+};
+
+/**
+ * Parameters for deleting an independently persisted thread section.
+ */
+export type ThreadSectionDeleteParams = {
+  /**
+   * The stable, server-generated identity of the section to delete.
+   */
+  sectionId: string;
+};
+
+/**
+ * Successful deletion does not return additional section data.
+ */
+export type ThreadSectionDeleteResponse = {
+};
+
+/**
+ * Parameters for moving a thread within a server-owned section ordering.
+ */
+export type ThreadSectionMoveParams = {
+  /**
+   * Existing thread to insert before; omission or null appends to the section.
+   */
+  beforeThreadId?: string | null;
+  /**
+   * Destination section, or `null` to remove the thread from its section.
+   */
+  sectionId: string | null;
+  /**
+   * Thread to move into, within, or out of a section.
+   */
+  threadId: string;
+};
+
+export type ThreadSectionMoveResponse = {
+};
+
+/**
+ * Broadcast after a successful move into, within, or out of a section.
+ */
+export type ThreadSectionChangedNotification = {
+  /**
+   * Destination section, or `null` when the thread was removed from its section.
+   */
+  sectionId: string | null;
+  threadId: string;
+};
+
+/**
+ * An independently persisted attachment associated with a thread.
+ */
+export type ThreadAttachment = {
+  attachmentType: string;
+  createdAt: number;
+  id: string;
+  identityKey: string;
+  payload: JsonValue;
+};
+
+/**
+ * Result of attempting to associate an attachment with a thread.
+ */
+export type ThreadAttachmentAddOutcome = "created" | "existing";
+
+/**
+ * The persisted attachment change represented by a notification.
+ */
+export type ThreadAttachmentOperation = "created" | "deleted";
+
+/**
+ * A thread that currently owns an attachment with the requested identity.
+ */
+export type ThreadAttachmentOwner = {
+  /**
+   * Whether the owning thread is archived, not whether it is currently executing a turn.
+   */
+  archived: boolean;
+  threadId: string;
+};
+
+/**
+ * Parameters for creating or locating an attachment on its owning thread.
+ */
+export type ThreadAttachmentAddParams = {
+  attachmentType: string;
+  identityKey: string;
+  payload: JsonValue;
+  threadId: string;
+};
+
+/**
+ * The created or existing attachment.
+ */
+export type ThreadAttachmentAddResponse = {
+  attachment: ThreadAttachment;
+  outcome: ThreadAttachmentAddOutcome;
+};
+
+/**
+ * Parameters for listing attachments from one thread.
+ */
+export type ThreadAttachmentListParams = {
+  cursor?: string | null;
+  limit?: number | null;
+  threadId: string;
+};
+
+/**
+ * One page of attachments associated with the requested thread.
+ */
+export type ThreadAttachmentListResponse = {
+  data: Array<ThreadAttachment>;
+  nextCursor?: string | null;
+};
+
+/**
+ * Parameters for reverse lookup by attachment identity within this server's store.
+ */
+export type ThreadAttachmentOwnerListParams = {
+  /**
+   * Omitted or null returns all matches; false returns non-archived threads only.
+   */
+  archived?: boolean | null;
+  attachmentType: string;
+  cursor?: string | null;
+  identityKey: string;
+  limit?: number | null;
+};
+
+/**
+ * One page of matching owners, including threads without their own user messages.
+ */
+export type ThreadAttachmentOwnerListResponse = {
+  data: Array<ThreadAttachmentOwner>;
+  nextCursor?: string | null;
+};
+
+/**
+ * Parameters for deleting an attachment by its stable thread-local identity.
+ */
+export type ThreadAttachmentRemoveParams = {
+  attachmentType: string;
+  identityKey: string;
+  threadId: string;
+};
+
+/**
+ * Successful deletion does not return additional attachment data.
+ */
+export type ThreadAttachmentRemoveResponse = {
+};
+
+/**
+ * Notification published after a thread attachment is created or deleted.
+ */
+export type ThreadAttachmentUpdatedNotification = {
+  attachmentId: string;
+  attachmentType: string;
+  identityKey: string;
+  operation: ThreadAttachmentOperation;
+  threadId: string;
+};
+
 export type ClientRequest =
   | { method: "initialize"; id: RequestId; params: InitializeParams }
   | { method: "command/exec"; id: RequestId; params: CommandExecParams }
@@ -3387,6 +3618,15 @@ export type ClientRequest =
   | { method: "plugin/list"; id: RequestId; params: PluginListParams }
   | { method: "thread/revert"; id: RequestId; params: ThreadRevertParams }
   | { method: "thread/inject_items"; id: RequestId; params: ThreadInjectItemsParams }
+  | { method: "threadSection/list"; id: RequestId; params: ThreadSectionListParams }
+  | { method: "threadSection/create"; id: RequestId; params: ThreadSectionCreateParams }
+  | { method: "threadSection/update"; id: RequestId; params: ThreadSectionUpdateParams }
+  | { method: "threadSection/delete"; id: RequestId; params: ThreadSectionDeleteParams }
+  | { method: "thread/section/move"; id: RequestId; params: ThreadSectionMoveParams }
+  | { method: "thread/attachment/add"; id: RequestId; params: ThreadAttachmentAddParams }
+  | { method: "thread/attachment/list"; id: RequestId; params: ThreadAttachmentListParams }
+  | { method: "thread/attachment/remove"; id: RequestId; params: ThreadAttachmentRemoveParams }
+  | { method: "thread/attachmentOwner/list"; id: RequestId; params: ThreadAttachmentOwnerListParams }
   | { method: "thread/goal/get"; id: RequestId; params: ThreadGoalGetParams }
   | { method: "thread/goal/set"; id: RequestId; params: ThreadGoalSetParams }
   | { method: "thread/goal/clear"; id: RequestId; params: ThreadGoalClearParams }
@@ -3442,6 +3682,8 @@ export type ClientNotification =
 
 export type ServerNotification =
   | { method: "thread/reverted"; params: ThreadRevertedNotification }
+  | { method: "thread/section/changed"; params: ThreadSectionChangedNotification }
+  | { method: "thread/attachment/updated"; params: ThreadAttachmentUpdatedNotification }
   | { method: "account/updated"; params: AccountUpdatedNotification }
   | { method: "account/login/completed"; params: AccountLoginCompletedNotification }
   | { method: "account/rateLimits/updated"; params: AccountRateLimitsUpdatedNotification }
@@ -3568,6 +3810,42 @@ export interface ClientRequestMap {
    * Append raw Responses items to a loaded thread's model-visible history.
    */
   "thread/inject_items": { params: ThreadInjectItemsParams; result: ThreadInjectItemsResponse };
+  /**
+   * Thread sections (the built-in Pinned first), a page at a time.
+   */
+  "threadSection/list": { params: ThreadSectionListParams; result: ThreadSectionListResponse };
+  /**
+   * A new section, kept in the thread index.
+   */
+  "threadSection/create": { params: ThreadSectionCreateParams; result: ThreadSectionCreateResponse };
+  /**
+   * Rename a section, its appearance kept or set.
+   */
+  "threadSection/update": { params: ThreadSectionUpdateParams; result: ThreadSectionUpdateResponse };
+  /**
+   * Delete a section; its threads are in none.
+   */
+  "threadSection/delete": { params: ThreadSectionDeleteParams; result: ThreadSectionDeleteResponse };
+  /**
+   * Move a thread into, within or out of a section.
+   */
+  "thread/section/move": { params: ThreadSectionMoveParams; result: ThreadSectionMoveResponse };
+  /**
+   * Attach a JSON payload to a thread under an identity (or find it there).
+   */
+  "thread/attachment/add": { params: ThreadAttachmentAddParams; result: ThreadAttachmentAddResponse };
+  /**
+   * A thread's attachments, oldest first.
+   */
+  "thread/attachment/list": { params: ThreadAttachmentListParams; result: ThreadAttachmentListResponse };
+  /**
+   * Remove a thread's attachment by identity.
+   */
+  "thread/attachment/remove": { params: ThreadAttachmentRemoveParams; result: ThreadAttachmentRemoveResponse };
+  /**
+   * The threads holding an attachment identity.
+   */
+  "thread/attachmentOwner/list": { params: ThreadAttachmentOwnerListParams; result: ThreadAttachmentOwnerListResponse };
   /**
    * A loaded thread's goal, or null.
    */
@@ -3756,6 +4034,14 @@ export interface ClientNotificationMap {
 /** Server-to-client notifications by method: params type. */
 export interface ServerNotificationMap {
   "thread/reverted": ThreadRevertedNotification;
+  /**
+   * To every connection after a successful move.
+   */
+  "thread/section/changed": ThreadSectionChangedNotification;
+  /**
+   * To every connection when an attachment is created or deleted.
+   */
+  "thread/attachment/updated": ThreadAttachmentUpdatedNotification;
   "account/updated": AccountUpdatedNotification;
   "account/login/completed": AccountLoginCompletedNotification;
   "account/rateLimits/updated": AccountRateLimitsUpdatedNotification;

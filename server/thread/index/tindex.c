@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "tindex.h"
+#include "tsections.h"
 #include "protocol/xmalloc.h"
 #include "thread/rollout/record.h"
 #include "thread/rollout/rollout.h"
@@ -52,6 +53,23 @@ static const char *const tindex_migrations[] = {
 	"CREATE INDEX threads_by_updated ON threads(archived, updated_ms, id);"
 	"CREATE INDEX threads_by_recency ON threads(archived, recency_ms, id);"
 	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;",
+	/*
+	 * 2: thread sections (tsections.h). Unlike the rows above they are no cache of the
+	 * rollouts: nothing rebuilds them, so they sit in tables a rescan never touches.
+	 */
+	"CREATE TABLE sections (id TEXT PRIMARY KEY, name TEXT NOT NULL, appearance TEXT,"
+	" created_ms INTEGER NOT NULL) WITHOUT ROWID;"
+	"CREATE TABLE section_members (thread_id TEXT PRIMARY KEY, section_id TEXT NOT NULL,"
+	" position INTEGER NOT NULL, entered_ms INTEGER NOT NULL) WITHOUT ROWID;"
+	"CREATE INDEX section_members_by_position ON section_members(section_id, position,"
+	" thread_id);"
+	"INSERT INTO sections VALUES ('" TSECTIONS_PINNED_ID "', 'Pinned', NULL, 0);",
+	/* 3: thread attachments (tattach.h), no cache either */
+	"CREATE TABLE attachments (id TEXT PRIMARY KEY, thread_id TEXT NOT NULL,"
+	" type TEXT NOT NULL, identity TEXT NOT NULL, payload TEXT NOT NULL,"
+	" created_ms INTEGER NOT NULL, UNIQUE (thread_id, type, identity)) WITHOUT ROWID;"
+	"CREATE INDEX attachments_by_thread ON attachments(thread_id, created_ms, id);"
+	"CREATE INDEX attachments_by_identity ON attachments(type, identity, thread_id);",
 };
 
 /* A prepared statement for sql, reused while cached (reset and unbound). */

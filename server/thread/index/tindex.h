@@ -16,7 +16,7 @@
 #include "thread/rollout/rollout_summary.h"
 
 #define TINDEX_FILE		"app-server-threads.sqlite"
-#define TINDEX_VERSION		1
+#define TINDEX_VERSION		3
 #define TINDEX_BUSY_MS		5000
 #define TINDEX_LIST_DEFAULT	25  /* upstream's THREAD_LIST_DEFAULT_LIMIT */
 #define TINDEX_LIST_MAX		100 /* upstream's THREAD_LIST_MAX_LIMIT */
@@ -75,7 +75,7 @@ int64_t tindex_count(struct tindex *x);
 /* A thread/list query. Arrays are borrowed JSON arrays of strings (NULL: no filter). */
 struct tindex_query {
 	int archived;
-	int sort_updated; /* 0: created_at, 1: updated_at, 2: recency_at */
+	int sort_updated; /* 0: created_at, 1: updated_at, 2: recency_at, 3: section position */
 	int ascending;
 	int limit;		 /* already clamped */
 	const char *cursor;	 /* NULL: from the start */
@@ -85,6 +85,12 @@ struct tindex_query {
 	json_t *cwds;
 	const char *search;
 	json_t *excluded_ids;
+	/*
+	 * 0: any section; 1: threads in none; 2: threads in section_id (those without a user
+	 * message too, as upstream lists a section's threads).
+	 */
+	int section_mode;
+	const char *section_id;
 };
 
 /* One page: the rows and the cursors (heap strings or NULL). */
@@ -107,5 +113,6 @@ void tindex_row(struct sqlite3_stmt *st, struct thread_meta *m);
 	"originator, cli_version, source, forked_from_id, name, preview, agent_nickname, "         \
 	"agent_role, archived, has_user, tok_input, tok_cached, tok_output, tok_reasoning, "       \
 	"tok_total, file_size, file_mtime_ns"
+#define TINDEX_NCOLS 26 /* the columns TINDEX_COLS names */
 
 #endif

@@ -20,8 +20,8 @@
 
 #define LIST_SQL_MAX (64 * 1024)
 
-static const char *const list_keys[] = {"created_ms", "updated_ms", "recency_ms"};
-static const char list_key_chars[] = "cur";
+static const char *const list_keys[] = {"created_ms", "updated_ms", "recency_ms", "position"};
+static const char list_key_chars[] = "curp";
 
 /* A parsed cursor. */
 struct list_cursor {
@@ -69,10 +69,12 @@ bad:
 
 /* Format a cursor for a row. */
 static char *
-list_cursor_make(int key, const struct thread_meta *m, int inclusive)
+list_cursor_make(int key, const struct thread_meta *m, int64_t position, int inclusive)
 {
 	int64_t v = key == 0 ? m->created_ms : key == 1 ? m->updated_ms : m->recency_ms;
 
+	if (key == 3)
+		v = position;
 	return xasprintf(
 		"%c:%" PRId64 ":%s:%c", list_key_chars[key], v, m->id, inclusive ? 'i' : 'x');
 }
@@ -138,7 +140,16 @@ list_sql(
 	const char *k = list_keys[q->sort_updated];
 	int desc = !q->ascending, any_sub;
 
-	buf_printf(sql, "SELECT " TINDEX_COLS " FROM threads WHERE archived = ? AND has_user = 1");
+	if (q->section_mode == 2) /* a section's threads: also those without a user message */
+		buf_adds(sql,
+			"SELECT " TINDEX_COLS ", position FROM threads JOIN section_members"
+			" ON thread_id = id WHERE section_id = ? AND archived = ?");
+	else
+		buf_printf(sql,
+			"SELECT " TINDEX_COLS ", 0 FROM threads WHERE archived = ?"
+			" AND has_user = 1");
+	if (q->section_mode == 1)
+		buf_adds(sql, " AND id NOT IN (SELECT thread_id FROM section_members)");
 	if (q->model_providers == NULL) {
 		buf_adds(sql, " AND coalesce(model_provider, ?) = ?");
 	} else if (json_array_size(q->model_providers) > 0) {
@@ -174,6 +185,8 @@ list_bind(sqlite3_stmt *st, const struct tindex_query *q, json_t *kinds,
 	const char *dflt = q->default_provider ? q->default_provider : "";
 	int next = 1;
 
+	if (q->section_mode == 2)
+		sqlite3_bind_text(st, next++, q->section_id, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int(st, next++, q->archived);
 	if (q->model_providers == NULL) {
 		sqlite3_bind_text(st, next++, dflt, -1, SQLITE_TRANSIENT);
@@ -208,8 +221,13 @@ tindex_list(struct tindex *x, const struct tindex_query *q, struct tindex_page *
 	json_t *kinds = q->source_kinds, *dflt_kinds = NULL;
 	sqlite3_stmt *st;
 	size_t cap = (size_t)q->limit + 1;
+	int64_t *positions = NULL; /* each row's place in its section (the position key) */
 
 	memset(page, 0, sizeof *page);
+	if (key == 3 && q->section_mode != 2) {
+		*cause = xstrdup("section-position sorting requires a section filter");
+		return -EINVAL;
+	}
 	if (q->cursor != NULL && (r = list_cursor_parse(q->cursor, key, &cur, cause)) != 0)
 		return r;
 	if (!list_array_ok(q->model_providers) || !list_array_ok(q->source_kinds) ||
@@ -228,8 +246,11 @@ tindex_list(struct tindex *x, const struct tindex_query *q, struct tindex_page *
 	}
 	list_bind(st, q, kinds, &cur, cap);
 	page->rows = xcalloc(cap, sizeof *page->rows);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && page->n < cap)
-		tindex_row(st, &page->rows[page->n++]);
+	positions = xcalloc(cap, sizeof *positions);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && page->n < cap) {
+		tindex_row(st, &page->rows[page->n]);
+		positions[page->n++] = sqlite3_column_int64(st, TINDEX_NCOLS);
+	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		*cause = xasprintf("thread index: %s", sqlite3_errstr(rc));
@@ -239,14 +260,16 @@ tindex_list(struct tindex *x, const struct tindex_query *q, struct tindex_page *
 	if (page->n == cap) {
 		page->n--;
 		thread_meta_clear(&page->rows[page->n]);
-		page->next_cursor = list_cursor_make(key, &page->rows[page->n - 1], 0);
+		page->next_cursor =
+			list_cursor_make(key, &page->rows[page->n - 1], positions[page->n - 1], 0);
 	}
 	if (page->n > 0)
-		page->backwards_cursor = list_cursor_make(key, &page->rows[0], 1);
+		page->backwards_cursor = list_cursor_make(key, &page->rows[0], positions[0], 1);
 out:
 	if (r != 0)
 		tindex_page_free(page);
 	json_decref(dflt_kinds);
+	free(positions);
 	buf_free(&sql);
 	return r;
 }

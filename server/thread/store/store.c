@@ -523,12 +523,14 @@ store_post_sync(struct store *s, int fd, const char *path, int dirs, store_done_
 	worker_post(s->sync, store_sync_run, store_sync_done, j);
 }
 
-/* sort key names -> 0 created, 1 updated, 2 recency; -1 unknown. */
+/* sort key names -> 0 created, 1 updated, 2 recency, 3 section position; -1 unknown. */
 static int
 store_sort_key(const char *k)
 {
-	if (k == NULL || strcmp(k, "created_at") == 0 || strcmp(k, "section_position") == 0)
+	if (k == NULL || strcmp(k, "created_at") == 0)
 		return 0;
+	if (strcmp(k, "section_position") == 0)
+		return 3;
 	if (strcmp(k, "updated_at") == 0)
 		return 1;
 	if (strcmp(k, "recency_at") == 0)
@@ -566,7 +568,10 @@ store_list_post(struct store *s, struct store_pending_list *pl)
 	memset(q, 0, sizeof *q);
 	q->archived = p->archived;
 	q->sort_updated = key;
-	q->ascending = p->sort_direction != NULL && strcmp(p->sort_direction, "asc") == 0;
+	/* a section's own order reads first to last unless asked otherwise (as upstream) */
+	q->ascending = p->sort_direction != NULL ? strcmp(p->sort_direction, "asc") == 0 : key == 3;
+	q->section_mode = p->section_mode;
+	q->section_id = p->section_id;
 	q->limit = p->limit <= 0 ? TINDEX_LIST_DEFAULT
 				 : (p->limit > TINDEX_LIST_MAX ? TINDEX_LIST_MAX : (int)p->limit);
 	q->cursor = p->cursor;
@@ -608,6 +613,7 @@ store_list_keep(struct store_pending_list *pl, const struct store_list_params *p
 	pl->p.sort_key = p->sort_key ? xstrdup(p->sort_key) : NULL;
 	pl->p.sort_direction = p->sort_direction ? xstrdup(p->sort_direction) : NULL;
 	pl->p.search_term = p->search_term ? xstrdup(p->search_term) : NULL;
+	pl->p.section_id = p->section_id ? xstrdup(p->section_id) : NULL;
 	pl->p.model_providers = p->model_providers ? json_deep_copy(p->model_providers) : NULL;
 	pl->p.source_kinds = p->source_kinds ? json_deep_copy(p->source_kinds) : NULL;
 	pl->p.cwd = p->cwd ? json_deep_copy(p->cwd) : NULL;

@@ -205,12 +205,16 @@ void store_read_async(
 /* thread/list parameters (wire names; arrays borrowed). */
 struct store_list_params {
 	const char *cursor;
-	int64_t limit;		    /* <= 0: default */
-	const char *sort_key;	    /* created_at | updated_at | recency_at; NULL: created_at */
-	const char *sort_direction; /* asc | desc; NULL: desc */
+	int64_t limit; /* <= 0: default */
+	/* created_at | updated_at | recency_at | section_position; NULL: created_at */
+	const char *sort_key;
+	const char *sort_direction; /* asc | desc; NULL: desc (asc for section_position) */
 	int archived;
 	json_t *model_providers, *source_kinds, *cwd, *excluded_ids;
 	const char *search_term;
+	/* sectionId: 0 absent (any section), 1 null (in none), 2 section_id's threads */
+	int section_mode;
+	const char *section_id;
 };
 /* Receives a list answer {data, nextCursor, backwardsCursor} (stolen) or r < 0 and cause. */
 typedef void (*store_list_fn)(void *arg, int r, json_t *result, const char *cause);

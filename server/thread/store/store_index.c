@@ -38,6 +38,7 @@ enum store_ix_kind {
 	STORE_IX_FLUSH,
 	STORE_IX_LIST,
 	STORE_IX_GITS,
+	STORE_IX_CALL,
 };
 
 /* One write, posted or kept. */
@@ -70,8 +71,11 @@ struct store_ixjob {
 	struct store_ixw *w;	      /* writes (NULL once kept in pending) */
 	struct store_pending_list *l; /* LIST: params and callback */
 	struct tindex_page page;
-	json_t *gits; /* GITS: {id: git} */
-	uint64_t seq; /* GITS: git_seq when posted */
+	json_t *gits;		 /* GITS: {id: git} */
+	uint64_t seq;		 /* GITS: git_seq when posted */
+	store_ix_call_fn call;	 /* CALL: run on the worker, */
+	store_done_fn call_done; /* then this on the loop */
+	void *call_arg;
 	int r, fresh, degraded, lost;
 	char *cause;
 };
@@ -262,6 +266,9 @@ store_ix_run(void *arg)
 	case STORE_IX_GITS:
 		j->gits = ready ? tindex_gits(ix->x) : NULL;
 		break;
+	case STORE_IX_CALL:
+		j->r = j->call(ready ? ix->x : NULL, j->call_arg);
+		break;
 	default:
 		break;
 	}
@@ -302,6 +309,7 @@ store_ix_list_free(struct store_pending_list *l)
 	free((char *)l->p.sort_key);
 	free((char *)l->p.sort_direction);
 	free((char *)l->p.search_term);
+	free((char *)l->p.section_id);
 	json_decref(l->p.model_providers);
 	json_decref(l->p.source_kinds);
 	json_decref(l->p.cwd);
@@ -390,6 +398,9 @@ store_ix_done(void *arg)
 	case STORE_IX_GITS:
 		store_ix_gits_done(j);
 		break;
+	case STORE_IX_CALL:
+		j->call_done(j->call_arg, j->r);
+		break;
 	default:
 		break;
 	}
@@ -457,6 +468,18 @@ store_ix_start(struct store *s)
 	if (s->loop != NULL)
 		ev_init(&s->ix_timer, store_ix_timer_cb);
 	store_ix_post(s, store_ix_job(s, STORE_IX_OPEN));
+	store_sections_start(s); /* the sections' copy, read right after the open */
+}
+
+void
+store_ix_call(struct store *s, store_ix_call_fn fn, store_done_fn done, void *arg)
+{
+	struct store_ixjob *j = store_ix_job(s, STORE_IX_CALL);
+
+	j->call = fn;
+	j->call_done = done;
+	j->call_arg = arg;
+	store_ix_post(s, j);
 }
 
 void
@@ -486,6 +509,7 @@ store_ix_stop(struct store *s)
 	s->ix = NULL;
 	json_decref(s->gits);
 	json_decref(s->git_touched);
+	store_sections_free(s);
 }
 
 /* While degraded: retry the kept writes (one flush job in flight at most). */

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "store.h"
+#include "store_jobs.h"
 #include "worker.h"
 #include "thread/history/history.h"
 #include "thread/index/tindex.h"
@@ -109,6 +110,9 @@ struct store {
 	uint64_t turnidx_clock;
 	uint64_t clock;	 /* appends, for store_thread.used */
 	unsigned writes; /* index writes since the last checkpoint job */
+	/* sections.c: the loop's copy of the sections and memberships (NULL until read) */
+	json_t *sections; /* {section_id: wire ThreadSection} */
+	json_t *members;  /* {thread_id: [section_id, entered_ms]} */
 };
 
 /* store.c */
@@ -138,12 +142,15 @@ void store_ix_git(struct store *s, const char *id, json_t *git);
 json_t *store_ix_git_get(struct store *s, const char *id);
 /* Refresh the loop's git map from the index (after a scan). */
 void store_ix_gits(struct store *s);
+/* sections.c: read the sections into the loop's copy (posted after the index's open). */
+void store_sections_start(struct store *s);
+void store_sections_free(struct store *s);
+/* Set a wire Thread's section and sectionEnteredAt from the loop's copy. */
+void store_sections_put(struct store *s, json_t *thread, const char *id);
+/* A deleted thread leaves its section. */
+void store_sections_forget(struct store *s, const char *id);
 /* Run a list (stolen) on the worker; its callback runs on the loop. */
 void store_ix_list(struct store *s, struct store_pending_list *l);
-/* Validate and canonicalise an id; -EINVAL with "invalid thread id: ..." */
-int store_check_id(const char *id, char canon[37], char **cause);
-/* The metadata of a thread by id: loaded, indexed, or found on disk (heap copy in m). */
-int store_find(struct store *s, const char *id, struct thread_meta *m, char **cause);
 /* The settings a loaded thread's thread_settings_applied record carries. */
 struct record_settings store_thread_rs(struct store_thread *t);
 /* Write a loaded thread's row now. */

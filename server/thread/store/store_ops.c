@@ -14,6 +14,7 @@
 
 #include "names.h"
 #include "store_int.h"
+#include "thread/store/attach/attachments.h"
 #include "protocol/xmalloc.h"
 #include "thread/history/history.h"
 #include "thread/rollout/record.h"
@@ -58,8 +59,7 @@ store_meta_json(
 	json_object_set_new(t, "parentThreadId", json_null());
 	json_object_set_new(t, "preview", json_string(m->preview ? m->preview : ""));
 	json_object_set_new(t, "ephemeral", json_boolean(m->ephemeral));
-	json_object_set_new(t, "section", json_null());
-	json_object_set_new(t, "sectionEnteredAt", json_null());
+	store_sections_put(s, t, m->ephemeral ? NULL : m->id);
 	json_object_set_new(t, "projectId", json_null());
 	json_object_set_new(t, "historyMode", json_string("paginated"));
 	json_object_set_new(
@@ -283,8 +283,11 @@ store_delete(struct store *s, const char *id, char **cause)
 		store_post_sync(s, -1, p, 1, NULL, NULL);
 	}
 	json_decref(files);
-	if (r == 0)
+	if (r == 0) {
 		store_ix_delete(s, canon);
+		store_sections_forget(s, canon);
+		store_attachments_forget(s, canon);
+	}
 	thread_meta_clear(&m);
 	return r;
 }

@@ -54,7 +54,8 @@ static const char *const more_instances[] = {"tests/fixtures/fs/conformance_inst
 	"tests/fixtures/account/conformance_instances.json",
 	"tests/fixtures/hooks/conformance_instances.json",
 	"tests/fixtures/mcp/conformance_instances.json",
-	"tests/fixtures/providers/conformance_instances.json"};
+	"tests/fixtures/providers/conformance_instances.json",
+	"tests/fixtures/sections/conformance_instances.json"};
 
 /*
  * Methods upstream marks experimental (#[experimental]): its generated schema leaves them
