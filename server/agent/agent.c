@@ -517,7 +517,7 @@ agent_collab(struct agent *a, const char *message)
 
 	if (message == NULL || (a->collab_last != NULL && strcmp(a->collab_last, message) == 0))
 		return;
-	dev = agent_text_message("developer", message);
+	dev = prompt_text_message("developer", message);
 	if (a->c.thread != NULL)
 		store_append_response_item(a->c.thread, dev);
 	agent_history_add(a, dev);
@@ -542,7 +542,7 @@ agent_skills_inject(const struct agent_turn_opts *o, json_t *fresh)
 	size_t i;
 
 	json_array_foreach(texts, i, v)
-		json_array_append_new(fresh, agent_text_message("user", json_string_value(v)));
+		json_array_append_new(fresh, prompt_text_message("user", json_string_value(v)));
 	json_decref(texts);
 }
 

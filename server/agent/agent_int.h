@@ -24,6 +24,7 @@
 #include "agent.h"
 #include "agent/approval/approval_rules.h"
 #include "agent/prompt/prompt_input.h"
+#include "agent/prompt/prompt_texts.h"
 #include "agent/shell/shell_words.h"
 #include "agent/tools/tool_headtail.h"
 #include "config/config.h"
@@ -278,9 +279,6 @@ void agent_model_cancel(struct agent_turn *t);
 void agent_stream_finish(struct agent_turn *t);
 /* agent_prompt.c */
 json_t *agent_prompt_input(struct agent_turn *t);
-json_t *agent_text_message(const char *role, const char *text);
-extern const char agent_base_instructions[];
-extern const char agent_compact_prompt[];
 /* agent_tools.c */
 void agent_compact_done(struct agent_turn *t);
 void agent_steer_flush(struct agent_turn *t);

@@ -279,7 +279,7 @@ agent_review_end(struct agent_turn *t, enum agent_status st)
 	t->sink = r->sink;
 	t->arg = r->arg;
 	review_render(st == AGENT_COMPLETED ? r->last : NULL, &res);
-	agent_review_keep(a, agent_text_message("user", res.user_action));
+	agent_review_keep(a, prompt_text_message("user", res.user_action));
 	uuidv7_new(id);
 	now = agent_now_ms();
 	item = json_pack(

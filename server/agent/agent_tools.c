@@ -266,7 +266,7 @@ agent_compact_done(struct agent_turn *t)
 	history = agent_history_items(a);
 	history_items_compact_keep(history, AGENT_COMPACT_KEEP, kept);
 	json_decref(history);
-	json_array_append_new(kept, agent_text_message("user", buf_str(&summary)));
+	json_array_append_new(kept, prompt_text_message("user", buf_str(&summary)));
 	rec = json_pack("{s:s, s:O}", "message", buf_str(&summary), "replacement_history", kept);
 	if (a->c.thread != NULL)
 		store_append_record(a->c.thread, "compacted", rec);

@@ -162,7 +162,7 @@ user_shell_finish(struct agent_cmd *c, const char *status, const char *output, s
 		json_decref(item);
 	}
 	record = user_shell_record(c->script, exit_code, record_s, output, len);
-	msg = agent_text_message("user", record);
+	msg = prompt_text_message("user", record);
 	agent_record_response(a, msg);
 	agent_history_add(a, msg);
 	free(record);
