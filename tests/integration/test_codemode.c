@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sys/stat.h>
+
 #include <dirent.h>
 #include <limits.h>
 #include <signal.h>
@@ -400,6 +402,67 @@ test_node_missing(void **state)
 	tt_stop(&f);
 }
 
+/*
+ * A slow node (its start takes 600 ms here, as on a loaded machine or Debian 12's node 18):
+ * exec's yield_time_ms (300) counts from the script's start, not node's, so the first answer
+ * still has the text written before the script yields, as upstream's recording ("yield").
+ */
+static void
+test_yield_slow_start(void **state)
+{
+	char dir[] = "/tmp/cm-slow-XXXXXX", *node, *wrapper, *pathenv, *script, *text;
+	const char *env[2];
+	json_t *steps = json_pack("[{s:s, s:s}, {s:s, s:{s:s, s:i}}]", "kind", "exec", "input",
+		"// @exec: {\"yield_time_ms\": 300}\ntext(\"start\");\nawait new Promise(r => "
+		"setTimeout(r, 1500));\ntext(\"end\");\n",
+		"kind", "wait", "input", "cell_id", "1", "yield_time_ms", 10000);
+	struct tt f;
+	struct tt_opts o = {.config_extra = "[features]\ncode_mode = true\n"};
+	json_t *msgs, *recs;
+	FILE *fp;
+
+	(void)state;
+	if ((node = codemode_node_path(getenv("PATH"))) == NULL) {
+		skip_test("node is not on PATH: code mode is not offered");
+		json_decref(steps);
+		return;
+	}
+	assert_non_null(mkdtemp(dir));
+	wrapper = xasprintf("%s/node", dir);
+	assert_non_null(fp = fopen(wrapper, "w"));
+	fprintf(fp, "#!/bin/sh\nsleep 0.6\nexec %s \"$@\"\n", node);
+	fclose(fp);
+	chmod(wrapper, 0755);
+	pathenv = xasprintf("PATH=%s:%s", dir, getenv("PATH"));
+	env[0] = pathenv;
+	env[1] = NULL;
+	o.env = env;
+	o.script = script = script_for(steps);
+	tt_start(&f, &o);
+	msgs = tt_turn(&f, "slow", NULL, NULL, NULL);
+	recs = mm_records(&f.mm);
+	text = json_dumps(
+		json_object_get(json_array_get(json_object_get(tt_request_body(recs, 1), "input"),
+					json_array_size(json_object_get(
+						tt_request_body(recs, 1), "input")) -
+						1),
+			"output"),
+		JSON_COMPACT | JSON_ENCODE_ANY);
+	assert_non_null(strstr(text, "Script running with cell ID 1"));
+	assert_non_null(strstr(text, "\"start\""));
+	free(text);
+	json_decref(recs);
+	json_decref(msgs);
+	tt_stop(&f);
+	unlink(wrapper);
+	rmdir(dir);
+	free(wrapper);
+	free(pathenv);
+	free(node);
+	free(script);
+	json_decref(steps);
+}
+
 int
 main(void)
 {
@@ -428,6 +491,7 @@ main(void)
 		cmocka_unit_test(test_interrupt_waiting_cell),
 		cmocka_unit_test(test_interrupt_runaway),
 		cmocka_unit_test(test_terminate_kills),
+		cmocka_unit_test(test_yield_slow_start),
 		cmocka_unit_test(test_node_missing),
 	};
 

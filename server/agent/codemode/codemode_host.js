@@ -10,7 +10,8 @@
  * Protocol: one JSON object per line on the child's own stdin/stdout (never the daemon's).
  *   daemon -> host: {t:"start", code, tools:[{name, description}], store:{key: value}}
  *                   {t:"result", id, value} | {t:"result", id, error}   (a nested call's end)
- *   host -> daemon: {t:"text", text} {t:"image", url, detail} {t:"notify", text}
+ *   host -> daemon: {t:"ready"}   (the script begins: exec's yield_time_ms counts from here)
+ *                   {t:"text", text} {t:"image", url, detail} {t:"notify", text}
  *                   {t:"store", key, value} {t:"call", id, name, input} {t:"yield"}
  *                   {t:"done", error}   (error: null, or the text after "Script error:\n")
  * The host exits after `done`; pending timeouts do not keep it alive. stdin's EOF ends it.
@@ -135,6 +136,7 @@ async function run(msg) {
 	for (const [k, v] of Object.entries(msg.store || {}))
 		stored.set(k, JSON.stringify(v));
 	ctx = makeContext(msg.tools || [], stored);
+	send({ t: 'ready' });
 	try {
 		const mod = new vm.SourceTextModule(String(msg.code), { context: ctx, identifier: 'exec_main.mjs' });
 		await mod.link(() => { throw new Error('import is not supported'); });

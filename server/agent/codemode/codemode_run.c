@@ -34,6 +34,7 @@ struct cell {
 	int finished; /* done came (or the host died) */
 	int reported; /* the model heard the cell's end */
 	int gone;     /* the host process is reaped */
+	int ready;    /* the host began the script: yield_time_ms counts from there */
 	char *error;  /* its error, or NULL */
 	struct cell *next;
 };
@@ -153,7 +154,9 @@ cell_attach(struct cell *c, const char *call_id, int custom, long long yield_ms)
 	c->custom = custom;
 	c->call_ms = now_ms();
 	ev_timer_set(&c->yield, (double)yield_ms / 1000.0, 0.);
-	ev_timer_start(c->cm->loop, &c->yield);
+	/* node's own start (100-300 ms, more on a loaded machine) is not the script's time */
+	if (c->ready)
+		ev_timer_start(c->cm->loop, &c->yield);
 }
 
 /* The next nested call, when none runs and a call is attached. */
@@ -212,7 +215,11 @@ cell_message(void *arg, json_t *msg)
 
 	if (c->finished)
 		return;
-	if (strcmp(t, "text") == 0 && json_array_size(c->items) < CODEMODE_ITEMS_MAX)
+	if (strcmp(t, "ready") == 0 && !c->ready) {
+		c->ready = 1;
+		if (c->call_id != NULL && !c->finished)
+			ev_timer_start(c->cm->loop, &c->yield);
+	} else if (strcmp(t, "text") == 0 && json_array_size(c->items) < CODEMODE_ITEMS_MAX)
 		json_array_append_new(c->items,
 			json_pack("{s:s, s:O}", "type", "input_text", "text",
 				json_object_get(msg, "text")));
