@@ -15,6 +15,7 @@
 #include "agent/patch/apply_patch.h"
 #include "agent/tools/dynamic_tools.h"
 #include "agent/tools/plan_update.h"
+#include "agent/tools/tool_specs.h"
 #include "agent/tools/tool_output.h"
 #include "exec/exec.h"
 #include "protocol/xmalloc.h"
@@ -188,7 +189,12 @@ agent_tools_run(struct agent_turn *t, json_t *call)
 		agent_update_plan(t, call, call_id);
 	else if (name != NULL && !custom && strcmp(name, "request_user_input") == 0)
 		agent_user_input_call(t, call, call_id);
-	else if (!custom && agent_mcp_call(t, call, call_id))
+	else if (name != NULL && !custom && (t->o.tools & TOOL_SPECS_GOALS) && t->sink->tool &&
+		(text = t->sink->tool(
+			 t->arg, name, json_string_value(json_object_get(call, "arguments"))))) {
+		agent_tool_output(t, call_id, 0, text);
+		free(text);
+	} else if (!custom && agent_mcp_call(t, call, call_id))
 		; /* under way, with the response's next MCP calls */
 	else if (!custom && agent_dynamic_call(t, call, call_id)) {
 		/* The response's next dynamic calls go out at once, as upstream's run in parallel.
