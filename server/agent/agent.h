@@ -74,6 +74,9 @@ struct agent_sink {
 	void (*rate_limits)(void *arg, json_t *snapshot);
 	/* hook/started, hook/completed: a HookRunSummary (hooks/hooks_turn.h); may be NULL. */
 	void (*hook)(void *arg, const char *method, json_t *run);
+	/* An offered goal tool's call: the model's answer (heap), NULL if not its tool; may be
+	 * NULL. */
+	char *(*tool)(void *arg, const char *name, const char *arguments);
 };
 
 /* A loaded thread's agent side: its history and settings (api/ owns one per loaded thread). */

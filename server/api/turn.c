@@ -12,6 +12,7 @@
 #include "api/models/model_catalog.h"
 #include "profiles.h"
 #include "session.h"
+#include "startup.h"
 #include "thread.h"
 #include "turn.h"
 #include "api/mcp/mcp_api.h"
@@ -362,6 +363,8 @@ turn_opts(struct turn_thread *tt, json_t *input, json_t *output_schema, struct a
 	o->max_processes = config_max_processes(cfg);
 	o->tools = tool_specs_select(model_catalog_known(tt->model),
 		json_is_true(config_get(cfg, "tools.update_plan.enabled")));
+	if (startup_feature_enabled(cfg, "goals"))
+		o->tools |= TOOL_SPECS_GOALS; /* the goal tools (api/goals/) */
 	o->code_mode = turn_code_mode(cfg, tt->model);
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "api/account/account_api.h"
+#include "api/goals/goal_turn.h"
 #include "api/subscribers/subscribers.h"
 #include "protocol/xmalloc.h"
 #include "rpc/rpc.h"
@@ -129,6 +130,15 @@ turn_sink_hook(void *arg, const char *method, json_t *run)
 	thread_api_notify(tt->s, tt->id, method,
 		json_pack(
 			"{s:s, s:s, s:O}", "threadId", tt->id, "turnId", tt->turn_id, "run", run));
+}
+
+/* The goal tools act on the thread's goal, kept here (api/goals/goal_turn.h). */
+static char *
+turn_sink_tool(void *arg, const char *name, const char *args)
+{
+	struct turn_thread *tt = arg;
+
+	return goal_turn_tool(tt->s, tt->id, tt->turn_id, name, args);
 }
 
 static void
@@ -348,4 +358,5 @@ const struct agent_sink turn_sink = {
 	.approval_cancel = turn_sink_approval_cancel,
 	.done = turn_sink_done,
 	.hook = turn_sink_hook,
+	.tool = turn_sink_tool,
 };

@@ -39,9 +39,8 @@
 
 /* Upstream's tools nothing here runs, so they are not offered (docs/protocol.md). */
 static const char *const not_run[] = {"request_user_input_async", "view_image", "multi_agent_v1",
-	"get_goal", "create_goal", "update_goal", "web_search", "list_mcp_resources",
-	"list_mcp_resource_templates", "read_mcp_resource", "clock__curr_time", "tool_search",
-	NULL};
+	"web_search", "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource",
+	"clock__curr_time", "tool_search", NULL};
 
 struct tl_case {
 	const char *name;   /* the fixture */
@@ -58,6 +57,8 @@ static const struct tl_case cases[] = {
 		0},
 	{"custom_model_web_search_off", "model = \"mock-model\"\nweb_search = \"disabled\"", 0},
 	{"custom_model_view_image_off", "model = \"mock-model\"\n[tools]\nview_image = false", 0},
+	{"custom_model_goals_off", "model = \"mock-model\"\n[features]\ngoals = false", 0},
+	{"default_model_goals_off", "[features]\ngoals = false", 1},
 	/* the rest of 0.169's catalogue: every family but gpt-5.5 gets code mode */
 	{"model_gpt_6_astra", "model = \"gpt-6-astra\"", 1, "gpt-6-astra"},
 	{"model_gpt_6_sol", "model = \"gpt-6-sol\"", 1, "gpt-6-sol"},
@@ -242,8 +243,8 @@ tl_check_fallback(const struct tl_case *c, const json_t *ours, const json_t *up)
 static void
 tl_check_classic(const struct tl_case *c, const json_t *ours, const json_t *up)
 {
-	static const char *const ran[] = {
-		"exec_command", "write_stdin", "update_plan", "apply_patch", NULL};
+	static const char *const ran[] = {"exec_command", "write_stdin", "update_plan",
+		"apply_patch", "get_goal", "create_goal", "update_goal", NULL};
 	json_t *at = json_array_get(json_object_get(up, "additional_tools"), 0);
 	json_t *fns = tl_find(json_object_get(at, "tools"), "functions");
 	const char *desc = json_string_value(
@@ -298,8 +299,8 @@ tl_section(const char *desc, const char *name)
 static void
 tl_check_code_mode(const struct tl_case *c, const json_t *body, const json_t *up)
 {
-	static const char *const ran[] = {
-		"exec_command", "write_stdin", "update_plan", "apply_patch", NULL};
+	static const char *const ran[] = {"exec_command", "write_stdin", "update_plan",
+		"apply_patch", "get_goal", "create_goal", "update_goal", NULL};
 	json_t *uat = json_array_get(json_object_get(up, "additional_tools"), 0);
 	json_t *ufns =
 		json_object_get(tl_find(json_object_get(uat, "tools"), "functions"), "tools");

@@ -166,5 +166,14 @@ codemode_tool_value(const char *tool, const char *text)
 		return cell_exec_value(text);
 	if (strcmp(tool, "apply_patch") == 0 && strstr(text, "Output:\nSuccess.") != NULL)
 		return json_object(); /* upstream gives the script an empty object */
+	if (codemode_tool_is_goal(tool) && text[0] == '{')
+		return json_loads(text, 0, NULL) ?: json_string(text); /* the goal, as an object */
 	return json_string(text);
+}
+
+int
+codemode_tool_is_goal(const char *tool)
+{
+	return strcmp(tool, "get_goal") == 0 || strcmp(tool, "create_goal") == 0 ||
+		strcmp(tool, "update_goal") == 0;
 }

@@ -46,8 +46,11 @@ json_t *codemode_output(enum codemode_state st, const char *cell_id, double wall
 /*
  * A nested tool's text answer as the value JavaScript gets: exec_command's and write_stdin's
  * unified-exec text as {chunk_id, wall_time_seconds, exit_code | session_id,
- * original_token_count, output}, apply_patch's as {}, anything else as the string. New ref.
+ * original_token_count, output}, apply_patch's as {}, a goal tool's JSON as the object,
+ * anything else as the string. New ref.
  */
 json_t *codemode_tool_value(const char *tool, const char *text);
+/* Whether tool is a goal tool: its refusals (plain text) reject, its answers are objects. */
+int codemode_tool_is_goal(const char *tool);
 
 #endif

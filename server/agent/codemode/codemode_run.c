@@ -400,11 +400,13 @@ codemode_tool_result(struct codemode *cm, const char *call_id, const char *text)
 	if (c == NULL)
 		return 1; /* its cell was killed (interrupt, the turn's end): nobody waits */
 	v = codemode_tool_value(c->nested_name, text);
-	/* exec_command's refusals are errors to the script (upstream rejects the promise). */
+	/* exec_command's and the goal tools' refusals are errors to the script (upstream
+	 * rejects the promise: recorded, cm_create_exists). */
 	cell_settle(c, v,
 		json_is_string(v) &&
 			(strcmp(c->nested_name, "exec_command") == 0 ||
-				strcmp(c->nested_name, "write_stdin") == 0));
+				strcmp(c->nested_name, "write_stdin") == 0 ||
+				codemode_tool_is_goal(c->nested_name)));
 	json_decref(v);
 	return 1;
 }

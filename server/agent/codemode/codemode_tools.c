@@ -299,14 +299,49 @@ cm_add_trimmed(struct buf *b, const char *s)
 	buf_add(b, s, (size_t)(e - s));
 }
 
-/* One "### `name`" section: the description, then the declaration. */
+/*
+ * A copy of schema with every "integer" type a "number": upstream declares its own tools'
+ * integers as plain numbers (recorded: create_goal's token_budget is `number`), while an MCP
+ * server's schema keeps the `integer` comment (codemode_ts.c).
+ */
+static json_t *
+cm_numbers(const json_t *schema)
+{
+	json_t *c = json_deep_copy(schema), *v, *stack = json_pack("[O]", c);
+	const char *k;
+
+	while (json_array_size(stack) > 0) {
+		json_t *o = json_incref(json_array_get(stack, json_array_size(stack) - 1));
+
+		json_array_remove(stack, json_array_size(stack) - 1);
+		if (json_is_object(o) &&
+			strcmp(json_string_value(json_object_get(o, "type")) ?: "", "integer") == 0)
+			json_object_set_new(o, "type", json_string("number"));
+		if (json_is_object(o))
+			json_object_foreach(o, k, v) json_array_append(stack, v);
+		else if (json_is_array(o))
+			for (size_t i = 0; i < json_array_size(o); i++)
+				json_array_append(stack, json_array_get(o, i));
+		json_decref(o);
+	}
+	json_decref(stack);
+	return c;
+}
+
 /* A tool's description, its namespace's words when `with_ns`, then its declaration (heap). */
 static char *
 cm_described(const struct cm_tool *t, int with_ns)
 {
 	char *in, *decl, *text;
+	json_t *plain = NULL;
 
-	in = t->freeform ? xstrdup("string") : codemode_ts_type(t->input);
+	if (t->freeform)
+		in = xstrdup("string");
+	else if (t->ns == NULL && t->input != NULL && strncmp(t->name, "mcp__", 5) != 0) {
+		in = codemode_ts_type((plain = cm_numbers(t->input)));
+		json_decref(plain);
+	} else
+		in = codemode_ts_type(t->input);
 	decl = codemode_ts_declaration(t->name, t->freeform ? "input" : "args", in, t->output);
 	if (with_ns && t->ns_desc != NULL && t->ns_desc[0] != '\0')
 		text = xasprintf("%s\n\n%s\n\nexec tool declaration:\n```ts\n%s\n```", t->desc,

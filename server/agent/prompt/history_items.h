@@ -20,5 +20,7 @@ void history_items_compacted(json_t *items, const json_t *payload);
  * and replaces the rest with the summary, as upstream: appended to kept, oldest first.
  */
 void history_items_compact_keep(const json_t *history, size_t max, json_t *kept);
+/* The text of the messages among items (a compaction's summary), at most max bytes (heap). */
+char *history_items_text(const json_t *items, size_t max);
 
 #endif

@@ -433,6 +433,79 @@ ts_request_user_input(void)
 		ts_object(p, required));
 }
 
+/* get_goal, create_goal and update_goal as 0.169 words them (its goal tools' specs). */
+static json_t *
+ts_get_goal(void)
+{
+	static const char *const none[] = {NULL};
+
+	return ts_function("get_goal",
+		"Get the current goal for this thread, including status, budgets, token and "
+		"elapsed-time usage, and remaining token budget.",
+		ts_object(json_object(), none));
+}
+
+static json_t *
+ts_create_goal(void)
+{
+	static const char *const required[] = {"objective", NULL};
+	json_t *p = json_object();
+
+	json_object_set_new(p, "objective",
+		ts_scalar("string",
+			"Required. The concrete objective to start pursuing. This starts a new "
+			"active goal when no goal exists or replaces the current goal when it is "
+			"complete."));
+	json_object_set_new(p, "token_budget",
+		ts_scalar("integer",
+			"Positive token budget for the new goal. Omit unless explicitly requested."));
+	return ts_function("create_goal",
+		"Create a goal only when explicitly requested by the user or system/developer "
+		"instructions; do not infer goals from ordinary tasks.\nSet token_budget only when "
+		"an explicit token budget is requested. Fails if an unfinished goal exists; use "
+		"update_goal only for status.",
+		ts_object(p, required));
+}
+
+static json_t *
+ts_update_goal(void)
+{
+	static const char *const required[] = {"status", NULL};
+	static const char *const statuses[] = {"complete", "blocked", "paused", NULL};
+	json_t *p = json_object();
+
+	json_object_set_new(p, "status",
+		ts_enum("Required. `paused` requires an explicit user request. Set to `complete` "
+			"only when the objective is achieved and no required work remains. Set to "
+			"`blocked` only after the same blocking condition has recurred for at least "
+			"three consecutive goal turns and the agent is at an impasse. After a "
+			"previously blocked goal is resumed, the resumed run starts a fresh blocked "
+			"audit.",
+			statuses));
+	return ts_function("update_goal",
+		"Update the existing goal.\nSet status to `paused` only at the user's explicit "
+		"request to pause this goal, never on your own initiative. Ask if unclear; a later "
+		"resume revokes that request. Report the returned status and stop goal work. "
+		"Budget limits take precedence over pausing.\nSet status to `complete` only when "
+		"the objective has actually been achieved and no required work remains.\nSet "
+		"status to `blocked` only when the same blocking condition has repeated for at "
+		"least three consecutive goal turns, counting the original/user-triggered turn and "
+		"any automatic continuations, and the agent cannot make meaningful progress "
+		"without user input or an external-state change.\nIf the user resumes a goal that "
+		"was previously marked `blocked`, treat the resumed run as a fresh blocked audit. "
+		"If the same blocking condition then repeats for at least three consecutive "
+		"resumed goal turns, set status to `blocked` again.\nOnce the blocked threshold "
+		"is satisfied, do not keep reporting that you are still blocked while leaving the "
+		"goal active; set status to `blocked`.\nDo not use `blocked` merely because the "
+		"work is hard, slow, uncertain, incomplete, or would benefit from "
+		"clarification.\nDo not mark a goal complete merely because its budget is nearly "
+		"exhausted or because you are stopping work.\nYou cannot use this tool to resume, "
+		"budget-limit, or usage-limit a goal; those status changes are controlled by the "
+		"user or system.\nWhen marking a budgeted goal achieved with status `complete`, "
+		"report the final token usage from the tool result to the user.",
+		ts_object(p, required));
+}
+
 /* Chat Completions: {"type":"function","function":{name,description,strict,parameters}}. */
 static json_t *
 ts_for_chat(json_t *tool)
@@ -460,8 +533,8 @@ tool_specs_select(int known_model, int update_plan)
 }
 
 /*
- * The tools array: shells first, then update_plan, request_user_input, then apply_patch, as
- * upstream orders them.
+ * The tools array: shells first, then update_plan, request_user_input, apply_patch, then the
+ * goal tools, as upstream orders them.
  */
 json_t *
 tool_specs_build(unsigned set, enum tool_wire wire)
@@ -479,6 +552,9 @@ tool_specs_build(unsigned set, enum tool_wire wire)
 		{TOOL_SPEC_REQUEST_USER_INPUT, ts_request_user_input},
 		{TOOL_SPEC_APPLY_PATCH_FREEFORM, ts_apply_patch_freeform},
 		{TOOL_SPEC_APPLY_PATCH_FUNCTION, ts_apply_patch_function},
+		{TOOL_SPEC_GET_GOAL, ts_get_goal},
+		{TOOL_SPEC_CREATE_GOAL, ts_create_goal},
+		{TOOL_SPEC_UPDATE_GOAL, ts_update_goal},
 	};
 
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
@@ -509,6 +585,9 @@ static const struct {
 	{"apply_patch_function", TOOL_SPEC_APPLY_PATCH_FUNCTION},
 	{"update_plan", TOOL_SPEC_UPDATE_PLAN},
 	{"request_user_input", TOOL_SPEC_REQUEST_USER_INPUT},
+	{"get_goal", TOOL_SPEC_GET_GOAL},
+	{"create_goal", TOOL_SPEC_CREATE_GOAL},
+	{"update_goal", TOOL_SPEC_UPDATE_GOAL},
 	{"default", TOOL_SPECS_DEFAULT},
 };
 

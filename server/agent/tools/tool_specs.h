@@ -25,7 +25,13 @@ enum tool_spec {
 	TOOL_SPEC_APPLY_PATCH_FREEFORM = 1u << 5,
 	TOOL_SPEC_UPDATE_PLAN = 1u << 6,
 	TOOL_SPEC_REQUEST_USER_INPUT = 1u << 7,
+	TOOL_SPEC_GET_GOAL = 1u << 8,
+	TOOL_SPEC_CREATE_GOAL = 1u << 9,
+	TOOL_SPEC_UPDATE_GOAL = 1u << 10,
 };
+
+/* The goal tools, offered together when the `goals` feature is on (api/goals/goal_tools.h). */
+#define TOOL_SPECS_GOALS (TOOL_SPEC_GET_GOAL | TOOL_SPEC_CREATE_GOAL | TOOL_SPEC_UPDATE_GOAL)
 
 /* What the turn loop offers when it is given no set: upstream's for an unknown model. */
 #define TOOL_SPECS_DEFAULT (TOOL_SPEC_EXEC_COMMAND | TOOL_SPEC_WRITE_STDIN)
@@ -38,8 +44,9 @@ enum tool_wire { TOOL_WIRE_RESPONSES, TOOL_WIRE_CHAT };
  * write_stdin and request_user_input (in every collaboration mode: outside Plan mode a call is
  * refused); a catalogue model gets apply_patch too (a code-mode turn nests them all in exec:
  * agent/codemode/codemode_tools.h); update_plan only
- * with `[tools.update_plan] enabled = true`. Upstream's other tools (view_image, web_search,
- * the goal and multi-agent tools) are not offered: nothing here runs them.
+ * with `[tools.update_plan] enabled = true`; the goal tools are added by the caller when the
+ * `goals` feature is on. Upstream's other tools (view_image, web_search, the multi-agent
+ * tools) are not offered: nothing here runs them.
  */
 unsigned tool_specs_select(int known_model, int update_plan);
 
@@ -49,8 +56,8 @@ json_t *tool_specs_build(unsigned set, enum tool_wire wire);
 /*
  * A set from a comma-separated list of names as a config would write it: exec_command,
  * write_stdin, shell, shell_command, apply_patch (freeform), apply_patch_function,
- * update_plan, request_user_input, or "default". 0, or -EINVAL with *cause naming the unknown
- * entry.
+ * update_plan, request_user_input, get_goal, create_goal, update_goal, or "default". 0, or -EINVAL
+ * with *cause naming the unknown entry.
  */
 int tool_specs_parse(const char *names, unsigned *set, char **cause);
 

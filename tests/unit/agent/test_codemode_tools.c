@@ -4,7 +4,7 @@
  * additional_tools item, recorded by record.py): from the tools we offer a catalogue model,
  * our item must be upstream's byte for byte once what we do not run is taken out of
  * upstream's (the clock and collaboration namespaces, request_user_input_async, and in exec's
- * description the sections of the goal tools, view_image, the MCP resource tools, which we
+ * description the sections of view_image, the MCP resource tools, which we
  * only offer with MCP servers, and the clock's): the same texts, declarations and order.
  */
 #include <stdarg.h>
@@ -26,9 +26,8 @@
 #define FIXTURES "tests/fixtures/tools/upstream/"
 
 /* Nested tools (and namespaces) upstream describes in exec that we do not offer there. */
-static const char *const not_nested[] = {"create_goal", "get_goal", "update_goal", "view_image",
-	"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource",
-	"clock__curr_time", "clock", NULL};
+static const char *const not_nested[] = {"view_image", "list_mcp_resources",
+	"list_mcp_resource_templates", "read_mcp_resource", "clock__curr_time", "clock", NULL};
 
 static int
 cm_not_nested(const char *name, size_t len)
@@ -117,7 +116,8 @@ cm_case(const char *fixture, int update_plan)
 
 	assert_non_null(rec);
 	want = cm_expected(rec);
-	tools = tool_specs_build(tool_specs_select(1, update_plan), TOOL_WIRE_RESPONSES);
+	tools = tool_specs_build(
+		tool_specs_select(1, update_plan) | TOOL_SPECS_GOALS, TOOL_WIRE_RESPONSES);
 	got = codemode_tools_item(tools);
 	a = json_string_value(json_object_get(
 		json_array_get(

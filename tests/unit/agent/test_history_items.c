@@ -90,6 +90,24 @@ test_compact_keep(void **state)
 	json_decref(h);
 }
 
+/* A compaction's summary: the messages' texts, in order, within the bound; nothing else. */
+static void
+test_text(void **state)
+{
+	json_t *items = json_pack("[o, {s:s}, o]", msg("assistant", "sum"), "type", "reasoning",
+		msg("assistant", "mary"));
+	char *t;
+
+	(void)state;
+	t = history_items_text(items, 100);
+	assert_string_equal(t, "summary");
+	free(t);
+	t = history_items_text(items, 4); /* "mary" would pass the bound: left out */
+	assert_string_equal(t, "sum");
+	free(t);
+	json_decref(items);
+}
+
 static void
 test_small_helpers(void **state)
 {
@@ -128,6 +146,7 @@ main(void)
 		cmocka_unit_test(test_wanted_and_context),
 		cmocka_unit_test(test_compacted),
 		cmocka_unit_test(test_compact_keep),
+		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_small_helpers),
 	};
 
