@@ -16,6 +16,7 @@
 #include "agent/tools/dynamic_tools.h"
 #include "agent/tools/plan_update.h"
 #include "agent/tools/tool_output.h"
+#include "agent/tools/view_image.h"
 #include "exec/exec.h"
 #include "protocol/xmalloc.h"
 #include "thread/store/store.h"
@@ -157,6 +158,76 @@ agent_patch_tool(struct agent_turn *t, const json_t *call, const char *call_id, 
 	json_decref(args);
 }
 
+/* view_image: the file is read on the worker; an imageView item, then the image (or why not). */
+struct agent_vi {
+	struct agent_turn *t;
+	char *call_id;
+	struct view_image v;
+	int64_t at;
+};
+
+static void
+agent_vi_run(void *arg)
+{
+	view_image_load(&((struct agent_vi *)arg)->v);
+}
+
+static void
+agent_vi_done(void *arg)
+{
+	struct agent_vi *w = arg;
+	json_t *item, *out;
+	char *url;
+
+	agent_worker_done(w->t->a);
+	if (w->v.error != NULL && !codemode_tool_json(w->t->a->cm, w->call_id, NULL, w->v.error))
+		agent_tool_output(w->t, w->call_id, 0, w->v.error);
+	else if (w->v.error == NULL) {
+		item = json_pack("{s:s, s:s, s:s}", "type", "imageView", "id", w->call_id, "path",
+			w->v.path);
+		agent_item_start(w->t, item, w->at);
+		agent_item_complete(w->t, item, w->at);
+		json_decref(item);
+		/* a cell gets {image_url}, typed as upstream's (recorded: octet-stream) */
+		url = xasprintf("data:application/octet-stream;base64,%s", w->v.b64);
+		out = json_pack("{s:s}", "image_url", url);
+		if (!codemode_tool_json(w->t->a->cm, w->call_id, out, NULL)) {
+			json_decref(out);
+			out = json_pack("{s:s, s:s, s:o}", "type", "function_call_output",
+				"call_id", w->call_id, "output", view_image_output(&w->v));
+			agent_record_response(w->t->a, out);
+			agent_history_add(w->t->a, out);
+		}
+		json_decref(out);
+		free(url);
+	}
+	w->t->busy = 0;
+	agent_kick(w->t);
+	free(w->call_id);
+	view_image_free(&w->v);
+	free(w);
+}
+
+static void
+agent_view_image(struct agent_turn *t, const json_t *call, const char *call_id)
+{
+	struct agent_vi *w = xcalloc(1, sizeof *w);
+	char *cause = NULL;
+
+	if (view_image_args(json_string_value(json_object_get(call, "arguments")), t->o.cwd, &w->v,
+		    &cause) != 0) {
+		agent_tool_output(t, call_id, 0, cause);
+		free(cause);
+		free(w);
+		return;
+	}
+	w->t = t;
+	w->call_id = xstrdup(call_id != NULL ? call_id : "");
+	w->at = agent_now_ms();
+	t->busy = 1;
+	agent_worker_post(t->a, agent_vi_run, agent_vi_done, w);
+}
+
 /* Run the next call of the last response. */
 void
 agent_tools_next(struct agent_turn *t)
@@ -186,6 +257,8 @@ agent_tools_run(struct agent_turn *t, json_t *call)
 		agent_shell_write_stdin(t, call);
 	else if (name != NULL && !custom && strcmp(name, "update_plan") == 0)
 		agent_update_plan(t, call, call_id);
+	else if (name != NULL && !custom && strcmp(name, "view_image") == 0)
+		agent_view_image(t, call, call_id);
 	else if (name != NULL && !custom && strcmp(name, "request_user_input") == 0)
 		agent_user_input_call(t, call, call_id);
 	else if (!custom && agent_mcp_call(t, call, call_id))

@@ -38,8 +38,8 @@
 #define FIXTURES "tests/fixtures/tools/upstream/"
 
 /* Upstream's tools nothing here runs, so they are not offered (docs/protocol.md). */
-static const char *const not_run[] = {"request_user_input_async", "view_image", "multi_agent_v1",
-	"get_goal", "create_goal", "update_goal", "web_search", "list_mcp_resources",
+static const char *const not_run[] = {"request_user_input_async", "multi_agent_v1", "get_goal",
+	"create_goal", "update_goal", "web_search", "list_mcp_resources",
 	"list_mcp_resource_templates", "read_mcp_resource", "clock__curr_time", "tool_search",
 	NULL};
 
@@ -243,7 +243,7 @@ static void
 tl_check_classic(const struct tl_case *c, const json_t *ours, const json_t *up)
 {
 	static const char *const ran[] = {
-		"exec_command", "write_stdin", "update_plan", "apply_patch", NULL};
+		"exec_command", "write_stdin", "update_plan", "apply_patch", "view_image", NULL};
 	json_t *at = json_array_get(json_object_get(up, "additional_tools"), 0);
 	json_t *fns = tl_find(json_object_get(at, "tools"), "functions");
 	const char *desc = json_string_value(
@@ -299,7 +299,7 @@ static void
 tl_check_code_mode(const struct tl_case *c, const json_t *body, const json_t *up)
 {
 	static const char *const ran[] = {
-		"exec_command", "write_stdin", "update_plan", "apply_patch", NULL};
+		"exec_command", "write_stdin", "update_plan", "apply_patch", "view_image", NULL};
 	json_t *uat = json_array_get(json_object_get(up, "additional_tools"), 0);
 	json_t *ufns =
 		json_object_get(tl_find(json_object_get(uat, "tools"), "functions"), "tools");
@@ -392,7 +392,8 @@ static void
 test_code_mode_mcp(void **state)
 {
 	static const char *const ran[] = {"exec_command", "write_stdin", "apply_patch",
-		"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource", NULL};
+		"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource",
+		"view_image", NULL};
 	char *server = realpath("tests/fixtures/mcp/mcp_server.py", NULL);
 	char *config =
 		xasprintf("[mcp_servers.test]\ncommand = \"python3\"\nargs = [\"%s\"]", server);

@@ -199,6 +199,12 @@ static const char codemode_unified_exec_output[] =
 	"waiting for output in seconds.\"}},"
 	"\"required\":[\"output\",\"wall_time_seconds\"],\"additionalProperties\":false}";
 
+/* view_image's output schema in exec (a data URL). */
+static const char codemode_view_image_output[] =
+	"{\"type\":\"object\",\"properties\":{\"image_url\":{\"type\":\"string\","
+	"\"description\":\"Data URL for the loaded image.\"}},\"required\":[\"image_url\"],"
+	"\"additionalProperties\":false}";
+
 /* Upstream's catalogue models whose tool_mode is "code_mode_only" (`codex debug models
  * --bundled` of 0.169; gpt-5.5 has none). */
 static const char *const codemode_models[] = {"gpt-6.1-sol", "gpt-6-astra", "gpt-6-sol",
@@ -243,9 +249,12 @@ cm_output(const char *name)
 
 	if (strncmp(name, "mcp__", 5) == 0)
 		return xstrdup("CallToolResult");
-	if (strcmp(name, "exec_command") != 0 && strcmp(name, "write_stdin") != 0)
+	if (strcmp(name, "view_image") == 0)
+		v = json_loads(codemode_view_image_output, 0, NULL);
+	else if (strcmp(name, "exec_command") != 0 && strcmp(name, "write_stdin") != 0)
 		return xstrdup("unknown");
-	v = json_loads(codemode_unified_exec_output, 0, NULL);
+	else
+		v = json_loads(codemode_unified_exec_output, 0, NULL);
 	s = codemode_ts_type(v);
 	json_decref(v);
 	return s;

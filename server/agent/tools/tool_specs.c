@@ -449,8 +449,8 @@ ts_for_chat(json_t *tool)
 unsigned
 tool_specs_select(int known_model, int update_plan)
 {
-	unsigned set =
-		TOOL_SPEC_EXEC_COMMAND | TOOL_SPEC_WRITE_STDIN | TOOL_SPEC_REQUEST_USER_INPUT;
+	unsigned set = TOOL_SPEC_EXEC_COMMAND | TOOL_SPEC_WRITE_STDIN |
+		TOOL_SPEC_REQUEST_USER_INPUT | TOOL_SPEC_VIEW_IMAGE;
 
 	if (known_model)
 		set |= TOOL_SPEC_APPLY_PATCH_FREEFORM;
@@ -463,6 +463,19 @@ tool_specs_select(int known_model, int update_plan)
  * The tools array: shells first, then update_plan, request_user_input, then apply_patch, as
  * upstream orders them.
  */
+/* view_image, in 0.169's words. */
+static json_t *
+ts_view_image(void)
+{
+	return json_pack("{s:s, s:s, s:s, s:b, s:{s:s, s:{s:{s:s, s:s}}, s:[s], s:b}}", "type",
+		"function", "name", "view_image", "description",
+		"View a local image file from the filesystem when visual inspection is needed. Use "
+		"this for images already available on disk.",
+		"strict", 0, "parameters", "type", "object", "properties", "path", "type", "string",
+		"description", "Local filesystem path to an image file.", "required", "path",
+		"additionalProperties", 0);
+}
+
 json_t *
 tool_specs_build(unsigned set, enum tool_wire wire)
 {
@@ -479,6 +492,7 @@ tool_specs_build(unsigned set, enum tool_wire wire)
 		{TOOL_SPEC_REQUEST_USER_INPUT, ts_request_user_input},
 		{TOOL_SPEC_APPLY_PATCH_FREEFORM, ts_apply_patch_freeform},
 		{TOOL_SPEC_APPLY_PATCH_FUNCTION, ts_apply_patch_function},
+		{TOOL_SPEC_VIEW_IMAGE, ts_view_image},
 	};
 
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
@@ -509,6 +523,7 @@ static const struct {
 	{"apply_patch_function", TOOL_SPEC_APPLY_PATCH_FUNCTION},
 	{"update_plan", TOOL_SPEC_UPDATE_PLAN},
 	{"request_user_input", TOOL_SPEC_REQUEST_USER_INPUT},
+	{"view_image", TOOL_SPEC_VIEW_IMAGE},
 	{"default", TOOL_SPECS_DEFAULT},
 };
 

@@ -4,7 +4,7 @@
  * additional_tools item, recorded by record.py): from the tools we offer a catalogue model,
  * our item must be upstream's byte for byte once what we do not run is taken out of
  * upstream's (the clock and collaboration namespaces, request_user_input_async, and in exec's
- * description the sections of the goal tools, view_image, the MCP resource tools, which we
+ * description the sections of the goal tools, the MCP resource tools, which we
  * only offer with MCP servers, and the clock's): the same texts, declarations and order.
  */
 #include <stdarg.h>
@@ -26,7 +26,7 @@
 #define FIXTURES "tests/fixtures/tools/upstream/"
 
 /* Nested tools (and namespaces) upstream describes in exec that we do not offer there. */
-static const char *const not_nested[] = {"create_goal", "get_goal", "update_goal", "view_image",
+static const char *const not_nested[] = {"create_goal", "get_goal", "update_goal",
 	"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource",
 	"clock__curr_time", "clock", NULL};
 

@@ -1,0 +1,397 @@
+/*
+ * view_image against the real daemon, replaying upstream 0.169's recordings
+ * (tests/fixtures/image_clock/upstream/vi_*.json and cm_vi_*.json, record.py): the mock model
+ * calls view_image (directly as the custom model's tool, or as tools.view_image in an exec
+ * cell of a code-mode model) on the recorder's files (files/), and what the model gets back
+ * must be upstream's, as must the imageView items the client sees. Where we differ on
+ * purpose (upstream re-encodes a GIF as PNG and shrinks an image past 2048 pixels; we pass
+ * the file as it is: docs/agent_tools.md) the test checks our form instead.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/codemode/codemode_host.h"
+#include "harness.h"
+#include "protocol/base64.h"
+#include "protocol/xmalloc.h"
+#include "tests/helpers/skip_note.h"
+#include "turn_util.h"
+
+#define VI_DIR "tests/fixtures/image_clock/"
+
+/* A file's bytes (heap, *n its length). */
+static char *
+vi_slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *b = xmalloc(1u << 20);
+
+	assert_non_null(f);
+	*n = fread(b, 1, 1u << 20, f);
+	fclose(f);
+	return b;
+}
+
+/* Copy a fixture file to dir/name (folders made). */
+static void
+vi_put(const char *dir, const char *name, const char *from)
+{
+	char *src = xasprintf(VI_DIR "files/%s", from), *dst = xasprintf("%s/%s", dir, name);
+	char *sub = xasprintf("%s/sub", dir), *b;
+	size_t n;
+	FILE *f;
+
+	mkdir(dir, 0700);
+	mkdir(sub, 0700);
+	b = vi_slurp(src, &n);
+	f = fopen(dst, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, n, f), n);
+	fclose(f);
+	free(b);
+	free(src);
+	free(dst);
+	free(sub);
+}
+
+/* s with every `from` replaced by `to` (s freed, heap). */
+static char *
+vi_replace(char *s, const char *from, const char *to)
+{
+	char *at, *out;
+	size_t pos = 0;
+
+	while ((at = strstr(s + pos, from)) != NULL) {
+		out = xasprintf("%.*s%s%s", (int)(at - s), s, to, at + strlen(from));
+		pos = (size_t)(at - s) + strlen(to);
+		free(s);
+		s = out;
+	}
+	return s;
+}
+
+/* The mock's script: each step's call item (call-N, placeholders filled), then a message. */
+static char *
+vi_script(const json_t *steps, const char *d)
+{
+	json_t *resps = json_array(), *st, *item;
+	char id[32], *text, *ws = xasprintf("%s/ws", d);
+	size_t i;
+
+	json_array_foreach(steps, i, st)
+	{
+		item = json_deep_copy(json_object_get(st, "call") ?: st);
+		snprintf(id, sizeof id, "call-%zu", i + 1);
+		json_object_set_new(item, "call_id", json_string(id));
+		json_array_append_new(resps,
+			json_pack("{s:[{s:s}, {s:s, s:o}, {s:s}]}", "events", "ev", "created",
+				"type", "response.output_item.done", "item", item, "ev",
+				"completed"));
+	}
+	json_array_append_new(resps,
+		json_pack("{s:[{s:s}, {s:s, s:s, s:s}, {s:s}]}", "events", "ev", "created", "ev",
+			"message", "id", "m-end", "text", "done", "ev", "completed"));
+	text = json_dumps(resps, JSON_COMPACT);
+	json_decref(resps);
+	text = vi_replace(text, "@WS@", ws);
+	text = vi_replace(text, "@D@", d);
+	free(ws);
+	return text;
+}
+
+/* A value as the fixtures keep it: no ids, our paths as the recorder's placeholders. */
+static json_t *
+vi_norm(const json_t *v, const struct tt *f, const char *d)
+{
+	json_t *copy = json_deep_copy(v), *back;
+	char *s;
+
+	if (json_is_object(copy))
+		json_object_del(copy, "id");
+	s = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	json_decref(copy);
+	s = vi_replace(s, f->workspace, "@D@/ws");
+	s = vi_replace(s, d, "@D@");
+	for (char *w = strstr(s, "Wall time "); w != NULL; w = strstr(w + 1, "Wall time ")) {
+		size_t n = strspn(w + 10, "0123456789.");
+		char *out = xasprintf("%.*sN%s", (int)(w + 10 - s), s, w + 10 + n);
+
+		w = out + (w - s);
+		free(s);
+		s = out;
+	}
+	back = json_loads(s, JSON_DECODE_ANY, NULL);
+	free(s);
+	return back;
+}
+
+struct vi_run {
+	struct tt f;
+	char d[64];
+	json_t *fx, *msgs, *outs; /* outs: per step, the normalised output items */
+};
+
+/* Play a recorded scenario; the caller compares and calls vi_end. */
+static void
+vi_play(struct vi_run *r, const char *name)
+{
+	char *path = xasprintf(VI_DIR "upstream/%s.json", name), *script, id[32];
+	static const char *const cm_args[] = {"-c", "model=gpt-6.1-sol", NULL};
+	struct tt_opts o = {0};
+	json_t *recs, *body, *it, *one;
+	size_t i, k;
+
+	r->fx = json_load_file(path, 0, NULL);
+	assert_non_null(r->fx);
+	free(path);
+	snprintf(r->d, sizeof r->d, "/tmp/test_vi.XXXXXX");
+	assert_non_null(mkdtemp(r->d));
+	/* what absolute paths name: the recorder's folder and its ws/ */
+	path = xasprintf("%s/ws", r->d);
+	vi_put(path, "sub/tiny.gif", "sub/tiny.gif");
+	vi_put(r->d, "outside.png", "outside.png");
+	free(path);
+	script = vi_script(json_object_get(r->fx, "steps"), r->d);
+	o.script = script;
+	o.sandbox = "workspace-write";
+	if (strcmp(json_string_value(json_object_get(r->fx, "mode")), "cm") == 0)
+		o.args = cm_args;
+	tt_start(&r->f, &o);
+	vi_put(r->f.workspace, "img.png", "img.png");
+	vi_put(r->f.workspace, "sub/tiny.gif", "sub/tiny.gif");
+	vi_put(r->f.workspace, "notes.txt", "notes.txt");
+	vi_put(r->f.workspace, "fake.png", "fake.png");
+	vi_put(r->f.workspace, "wide.png", "wide.png");
+	r->msgs = tt_turn(&r->f, "hi", NULL, NULL, NULL);
+	recs = mm_records(&r->f.mm);
+	r->outs = json_array();
+	for (k = 0; k < json_array_size(json_object_get(r->fx, "steps")); k++) {
+		body = tt_request_body(recs, k + 1);
+		assert_non_null(body);
+		snprintf(id, sizeof id, "call-%zu", k + 1);
+		one = json_array();
+		json_array_foreach(json_object_get(body, "input"), i, it)
+		{
+			const char *type = json_string_value(json_object_get(it, "type")) ?: "";
+
+			if (strlen(type) > 7 && strcmp(type + strlen(type) - 7, "_output") == 0 &&
+				strcmp(json_string_value(json_object_get(it, "call_id")) ?: "",
+					id) == 0)
+				json_array_append_new(one, vi_norm(it, &r->f, r->d));
+		}
+		json_array_append_new(r->outs, one);
+	}
+	json_decref(recs);
+	free(script);
+}
+
+static int
+vi_rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void
+vi_end(struct vi_run *r)
+{
+	json_decref(r->fx);
+	json_decref(r->msgs);
+	json_decref(r->outs);
+	tt_stop(&r->f);
+	nftw(r->d, vi_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The imageView items of the turn as the fixture keeps them (item/started and completed). */
+static json_t *
+vi_items(const json_t *msgs, const struct tt *f, const char *d, int from_fixture)
+{
+	json_t *out = json_array(), *m, *it;
+	size_t i;
+
+	json_array_foreach(msgs, i, m)
+	{
+		const char *meth = json_string_value(json_object_get(m, "method"));
+		json_t *keep;
+
+		if (from_fixture) {
+			it = json_object_get(m, "item/started")
+				?: json_object_get(m, "item/completed");
+			meth = json_object_get(m, "item/started") != NULL ? "item/started"
+									  : "item/completed";
+		} else if (meth != NULL &&
+			(strcmp(meth, "item/started") == 0 || strcmp(meth, "item/completed") == 0))
+			it = json_object_get(json_object_get(m, "params"), "item");
+		else
+			continue;
+		if (!json_is_object(it) ||
+			strcmp(json_string_value(json_object_get(it, "type")) ?: "", "imageView") !=
+				0)
+			continue;
+		keep = from_fixture ? json_deep_copy(it) : vi_norm(it, f, d);
+		json_object_del(keep, "startedAtMs");
+		json_object_del(keep, "completedAtMs");
+		json_array_append_new(out, json_pack("{s:o}", meth, keep));
+	}
+	return out;
+}
+
+/* Upstream's outputs and imageView items, compared with ours. */
+static void
+vi_same(const char *name)
+{
+	struct vi_run r;
+	json_t *want, *got;
+
+	vi_play(&r, name);
+	want = json_array();
+	for (size_t k = 0; k < json_array_size(json_object_get(r.fx, "model_saw")); k++) {
+		json_t *one = json_array(), *it;
+		size_t i;
+
+		json_array_foreach(json_array_get(json_object_get(r.fx, "model_saw"), k), i, it)
+		{
+			json_t *c = json_deep_copy(it);
+
+			json_object_del(c, "id");
+			json_array_append_new(one, c);
+		}
+		json_array_append_new(want, one);
+	}
+	tt_assert_upstream(name, want, r.outs);
+	json_decref(want);
+	want = vi_items(json_object_get(r.fx, "client"), NULL, NULL, 1);
+	got = vi_items(r.msgs, &r.f, r.d, 0);
+	tt_assert_upstream(name, want, got);
+	json_decref(want);
+	json_decref(got);
+	assert_string_equal(
+		json_string_value(json_object_get(tt_completed(r.msgs), "status")), "completed");
+	vi_end(&r);
+}
+
+#define SAME(n)                                                                                    \
+	static void test_##n(void **state)                                                         \
+	{                                                                                          \
+		(void)state;                                                                       \
+		vi_same(#n);                                                                       \
+	}
+SAME(vi_png)
+SAME(vi_missing)
+SAME(vi_dir)
+SAME(vi_text)
+SAME(vi_fake)
+SAME(vi_badargs)
+SAME(vi_outside)
+
+/* Code mode: only where node runs the cells. */
+static void
+vi_cm(const char *name)
+{
+	char *p = codemode_node_path(getenv("PATH"));
+
+	if (p == NULL) {
+		skip_test("node is not on PATH: code mode is not offered");
+		return;
+	}
+	free(p);
+	vi_same(name);
+}
+
+static void
+test_cm_vi_png(void **state)
+{
+	(void)state;
+	vi_cm("cm_vi_png");
+}
+
+static void
+test_cm_vi_missing(void **state)
+{
+	(void)state;
+	vi_cm("cm_vi_missing");
+}
+
+/* The file's own bytes and type as a data URL (heap). */
+static char *
+vi_url(const char *mime, const char *file)
+{
+	char *path = xasprintf(VI_DIR "files/%s", file), *b, *enc, *url;
+	size_t n;
+
+	b = vi_slurp(path, &n);
+	enc = xcalloc(1, base64_encoded_len(n) + 1);
+	base64_encode(b, n, enc);
+	url = xasprintf("data:%s;base64,%s", mime, enc);
+	free(enc);
+	free(b);
+	free(path);
+	return url;
+}
+
+/* Ours where upstream converts: a GIF (upstream: PNG) and a 3000x100 PNG (upstream: 2048x68)
+ * go to the model as the files are. */
+static void
+vi_as_is(const char *name, const char *mime, const char *file)
+{
+	struct vi_run r;
+	json_t *want;
+	char *url = vi_url(mime, file);
+
+	vi_play(&r, name);
+	want = json_pack("[[{s:s, s:s, s:[{s:s, s:s, s:s}]}]]", "type", "function_call_output",
+		"call_id", "call-1", "output", "type", "input_image", "image_url", url, "detail",
+		"high");
+	tt_assert_upstream(name, want, r.outs);
+	assert_non_null(tt_item(r.msgs, "imageView", 0));
+	json_decref(want);
+	free(url);
+	vi_end(&r);
+}
+
+static void
+test_vi_abs(void **state)
+{
+	(void)state;
+	vi_as_is("vi_abs", "image/gif", "sub/tiny.gif");
+}
+
+static void
+test_vi_wide(void **state)
+{
+	(void)state;
+	vi_as_is("vi_wide", "image/png", "wide.png");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vi_png),
+		cmocka_unit_test(test_vi_missing),
+		cmocka_unit_test(test_vi_dir),
+		cmocka_unit_test(test_vi_text),
+		cmocka_unit_test(test_vi_fake),
+		cmocka_unit_test(test_vi_badargs),
+		cmocka_unit_test(test_vi_outside),
+		cmocka_unit_test(test_vi_abs),
+		cmocka_unit_test(test_vi_wide),
+		cmocka_unit_test(test_cm_vi_png),
+		cmocka_unit_test(test_cm_vi_missing),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
