@@ -502,6 +502,8 @@ tool_specs_build(unsigned set, enum tool_wire wire)
 		if (order[i].bit == TOOL_SPEC_APPLY_PATCH_FUNCTION &&
 			(set & TOOL_SPEC_APPLY_PATCH_FREEFORM))
 			continue;
+		if (order[i].bit == TOOL_SPEC_VIEW_IMAGE && wire == TOOL_WIRE_CHAT)
+			continue; /* a Chat tool message carries no image */
 		if (order[i].bit == TOOL_SPEC_APPLY_PATCH_FREEFORM && wire == TOOL_WIRE_CHAT)
 			t = ts_apply_patch_function();
 		else
