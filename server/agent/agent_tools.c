@@ -321,31 +321,21 @@ void
 agent_compact_done(struct agent_turn *t)
 {
 	struct agent *a = t->a;
-	struct buf summary;
-	json_t *it, *part, *kept = json_array(), *item, *rec, *history;
-	size_t i, j;
-	char id[37];
+	char *summary = history_items_summary(t->response_items, AGENT_TEXT_MAX), id[37];
+	json_t *kept = json_array(), *item, *rec, *history;
 	int64_t now = agent_now_ms();
 
-	buf_init(&summary, AGENT_TEXT_MAX);
-	json_array_foreach(t->response_items, i, it)
-	{
-		if (strcmp(json_string_value(json_object_get(it, "type")) ?: "", "message") != 0)
-			continue;
-		json_array_foreach(json_object_get(it, "content"), j, part)
-			buf_adds(&summary, json_string_value(json_object_get(part, "text")) ?: "");
-	}
 	json_array_clear(t->response_items);
 	history = agent_history_items(a);
 	history_items_compact_keep(history, AGENT_COMPACT_KEEP, kept);
 	json_decref(history);
-	json_array_append_new(kept, prompt_text_message("user", buf_str(&summary)));
-	rec = json_pack("{s:s, s:O}", "message", buf_str(&summary), "replacement_history", kept);
+	json_array_append_new(kept, prompt_text_message("user", summary));
+	rec = json_pack("{s:s, s:O}", "message", summary, "replacement_history", kept);
 	if (a->c.thread != NULL)
 		store_append_record(a->c.thread, "compacted", rec);
 	json_decref(rec);
 	agent_set_history(a, kept);
-	buf_free(&summary);
+	free(summary);
 	uuidv7_new(id);
 	item = json_pack("{s:s, s:s}", "type", "contextCompaction", "id", id);
 	agent_item_start(t, item, now);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "history_items.h"
+#include "protocol/buf.h"
 
 int
 history_items_wanted(const char *type, const char *ptype)
@@ -83,4 +84,22 @@ history_items_compact_keep(const json_t *history, size_t max, json_t *kept)
 			break;
 		json_array_insert(kept, n, it);
 	}
+}
+
+char *
+history_items_summary(const json_t *response_items, size_t max)
+{
+	struct buf b;
+	const json_t *it, *part;
+	size_t i, j;
+
+	buf_init(&b, max);
+	json_array_foreach(response_items, i, it)
+	{
+		if (strcmp(json_string_value(json_object_get(it, "type")) ?: "", "message") != 0)
+			continue;
+		json_array_foreach(json_object_get(it, "content"), j, part)
+			buf_adds(&b, json_string_value(json_object_get(part, "text")) ?: "");
+	}
+	return buf_steal(&b, NULL);
 }

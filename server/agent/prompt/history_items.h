@@ -20,5 +20,7 @@ void history_items_compacted(json_t *items, const json_t *payload);
  * and replaces the rest with the summary, as upstream: appended to kept, oldest first.
  */
 void history_items_compact_keep(const json_t *history, size_t max, json_t *kept);
+/* The compaction response's summary: its message items' texts, joined (heap, at most max). */
+char *history_items_summary(const json_t *response_items, size_t max);
 
 #endif
