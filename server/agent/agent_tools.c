@@ -177,29 +177,23 @@ agent_vi_done(void *arg)
 {
 	struct agent_vi *w = arg;
 	json_t *item, *out;
-	char *url;
+	int cell;
 
 	agent_worker_done(w->t->a);
 	if (w->v.error != NULL && !codemode_tool_json(w->t->a->cm, w->call_id, NULL, w->v.error))
 		agent_tool_output(w->t, w->call_id, 0, w->v.error);
 	else if (w->v.error == NULL) {
-		item = json_pack("{s:s, s:s, s:s}", "type", "imageView", "id", w->call_id, "path",
-			w->v.path);
+		item = view_image_item(&w->v, w->call_id);
 		agent_item_start(w->t, item, w->at);
 		agent_item_complete(w->t, item, w->at);
 		json_decref(item);
-		/* a cell gets {image_url}, typed as upstream's (recorded: octet-stream) */
-		url = xasprintf("data:application/octet-stream;base64,%s", w->v.b64);
-		out = json_pack("{s:s}", "image_url", url);
-		if (!codemode_tool_json(w->t->a->cm, w->call_id, out, NULL)) {
-			json_decref(out);
-			out = json_pack("{s:s, s:s, s:o}", "type", "function_call_output",
-				"call_id", w->call_id, "output", view_image_output(&w->v));
-			agent_record_response(w->t->a, out);
-			agent_history_add(w->t->a, out);
-		}
+		cell = codemode_tool_json(
+			w->t->a->cm, w->call_id, out = view_image_cell(&w->v), NULL);
 		json_decref(out);
-		free(url);
+		if (!cell && (out = view_image_output(&w->v, w->call_id)) != NULL) {
+			agent_record_response(w->t->a, out);
+			agent_history_add(w->t->a, out); /* stolen */
+		}
 	}
 	w->t->busy = 0;
 	agent_kick(w->t);

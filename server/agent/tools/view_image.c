@@ -133,14 +133,31 @@ view_image_data_url(const struct view_image *v)
 }
 
 json_t *
-view_image_output(const struct view_image *v)
+view_image_output(const struct view_image *v, const char *call_id)
 {
 	char *url = view_image_data_url(v);
-	json_t *o = json_pack(
-		"[{s:s, s:s, s:s}]", "type", "input_image", "image_url", url, "detail", "high");
+	json_t *o = json_pack("{s:s, s:s, s:[{s:s, s:s, s:s}]}", "type", "function_call_output",
+		"call_id", call_id, "output", "type", "input_image", "image_url", url, "detail",
+		"high");
 
 	free(url);
 	return o;
+}
+
+json_t *
+view_image_cell(const struct view_image *v)
+{
+	char *url = xasprintf("data:application/octet-stream;base64,%s", v->b64);
+	json_t *o = json_pack("{s:s}", "image_url", url);
+
+	free(url);
+	return o;
+}
+
+json_t *
+view_image_item(const struct view_image *v, const char *call_id)
+{
+	return json_pack("{s:s, s:s, s:s}", "type", "imageView", "id", call_id, "path", v->path);
 }
 
 char *

@@ -39,8 +39,16 @@ void view_image_load(struct view_image *v);
 /* The data URL of a loaded image (heap). */
 char *view_image_data_url(const struct view_image *v);
 
-/* The function_call_output's output: [{type: input_image, image_url, detail: high}]. */
-json_t *view_image_output(const struct view_image *v);
+/* The model's function_call_output for call_id: output [{type: input_image, image_url,
+ * detail: high}] (new reference). */
+json_t *view_image_output(const struct view_image *v, const char *call_id);
+
+/* What a cell's tools.view_image resolves to: {image_url}, typed application/octet-stream
+ * as upstream's (recorded) (new reference). */
+json_t *view_image_cell(const struct view_image *v);
+
+/* The client's imageView item {type, id: the call id, path} (new reference). */
+json_t *view_image_item(const struct view_image *v, const char *call_id);
 
 /*
  * An image URL as a cell's image() passes it on (heap): a `data:application/octet-stream`

@@ -100,11 +100,21 @@ test_load(void **state)
 	assert_null(v.error);
 	assert_string_equal(v.mime, "image/gif");
 	assert_string_equal(v.b64, "R0lGODlhAQABAA==");
-	o = view_image_output(&v);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(o, 0), "image_url")),
+	o = view_image_output(&v, "c1");
+	assert_string_equal(json_string_value(json_object_get(o, "call_id")), "c1");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(o, "output"), 0), "image_url")),
 		"data:image/gif;base64,R0lGODlhAQABAA==");
-	assert_string_equal(
-		json_string_value(json_object_get(json_array_get(o, 0), "detail")), "high");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(o, "output"), 0), "detail")),
+		"high");
+	json_decref(o);
+	o = view_image_cell(&v);
+	assert_string_equal(json_string_value(json_object_get(o, "image_url")),
+		"data:application/octet-stream;base64,R0lGODlhAQABAA==");
+	json_decref(o);
+	o = view_image_item(&v, "c1");
+	assert_string_equal(json_string_value(json_object_get(o, "type")), "imageView");
 	json_decref(o);
 	unlink(v.path);
 	view_image_free(&v);
