@@ -14,6 +14,7 @@
 #include "agent/codemode/codemode_run.h"
 #include "agent/diff/diff.h"
 #include "agent/shell/shell_snapshot.h"
+#include "agent/tools/clock.h"
 #include "config/home.h"
 #include "exec/exec.h"
 #include "hooks/hooks.h"
@@ -616,6 +617,7 @@ agent_turn_steer(struct agent_turn *t, json_t *input)
 	if (t->steer == NULL)
 		t->steer = json_array();
 	json_array_foreach(input, i, v) json_array_append(t->steer, v);
+	clock_sleep_end(t->sleep, CLOCK_INPUT); /* "ends early when new input arrives" */
 	/* The response being streamed is cut short (from the loop, not from here). */
 	t->steer_cut = 1;
 	agent_kick(t);

@@ -206,8 +206,9 @@ struct agent_turn {
 	/* TOOLS */
 	json_t *calls; /* tool calls of the last response */
 	size_t next;
-	int busy;	    /* a call is running (process, approval, disk job) */
-	long long approval; /* the pending approval's token, or -1 */
+	int busy;		   /* a call is running (process, approval, disk job) */
+	struct clock_sleep *sleep; /* clock.sleep's timer while it runs (tools/clock.h) */
+	long long approval;	   /* the pending approval's token, or -1 */
 	void (*on_answer)(struct agent_turn *t, enum approval_reply reply);
 	/* or, for a request whose result is not a decision (agent_ask_client): */
 	void (*on_result)(struct agent_turn *t, const json_t *result, enum agent_answer st);

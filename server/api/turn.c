@@ -363,6 +363,9 @@ turn_opts(struct turn_thread *tt, json_t *input, json_t *output_schema, struct a
 	o->tools = tool_specs_select(model_catalog_known(tt->model),
 		json_is_true(config_get(cfg, "tools.update_plan.enabled")));
 	o->code_mode = turn_code_mode(cfg, tt->model);
+	if (o->code_mode && codemode_clock_model(tt->model))
+		o->tools |=
+			TOOL_SPEC_CLOCK; /* the gpt-6 families' clock, in code mode (recorded) */
 	return 0;
 }
 

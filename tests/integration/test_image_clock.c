@@ -1,11 +1,13 @@
 /*
- * view_image against the real daemon, replaying upstream 0.169's recordings
- * (tests/fixtures/image_clock/upstream/vi_*.json and cm_vi_*.json, record.py): the mock model
- * calls view_image (directly as the custom model's tool, or as tools.view_image in an exec
- * cell of a code-mode model) on the recorder's files (files/), and what the model gets back
- * must be upstream's, as must the imageView items the client sees. Where we differ on
- * purpose (upstream re-encodes a GIF as PNG and shrinks an image past 2048 pixels; we pass
- * the file as it is: docs/agent_tools.md) the test checks our form instead.
+ * view_image and the clock tools against the real daemon, replaying upstream 0.169's
+ * recordings (tests/fixtures/image_clock/upstream/, record.py): the mock model calls
+ * view_image (directly as the custom model's tool, or as tools.view_image in an exec cell of
+ * a code-mode model) on the recorder's files (files/), clock.sleep beside exec (steered and
+ * interrupted as recorded) and tools.clock__curr_time in a cell; what the model gets back must
+ * be upstream's (wall times normalised), as must the imageView and sleep items the client
+ * sees. Where we differ on purpose (upstream re-encodes a GIF as PNG and shrinks an image past
+ * 2048 pixels, we pass the file as it is; upstream leaves an interrupted sleep's item started,
+ * we complete it: docs/agent_tools.md) the test checks our form instead.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -110,6 +112,41 @@ vi_script(const json_t *steps, const char *d)
 	return text;
 }
 
+/* Every number after marker in s as "N" (s freed, heap). */
+static char *
+vi_wall(char *s, const char *marker)
+{
+	size_t m = strlen(marker);
+
+	for (char *w = strstr(s, marker); w != NULL; w = strstr(w + 1, marker)) {
+		size_t n = strspn(w + m, "0123456789.N");
+		char *out = xasprintf("%.*sN%s", (int)(w + m - s), s, w + m + n);
+
+		w = out + (w - s);
+		free(s);
+		s = out;
+	}
+	return s;
+}
+
+/* A "YYYY-MM-DD HH:MM:SS UTC" time in s as those letters, as record.py keeps it (s freed). */
+static char *
+vi_clock(char *s)
+{
+	static const char pat[] = "dddd-dd-dd dd:dd:dd";
+
+	for (char *p = strstr(s, " UTC"); p != NULL; p = strstr(p + 1, " UTC")) {
+		int ok = p - s >= 19;
+
+		for (int i = 0; ok && i < 19; i++)
+			ok = pat[i] == 'd' ? (p[i - 19] >= '0' && p[i - 19] <= '9')
+					   : p[i - 19] == pat[i];
+		if (ok)
+			memcpy(p - 19, "YYYY-MM-DD HH:MM:SS", 19);
+	}
+	return s;
+}
+
 /* A value as the fixtures keep it: no ids, our paths as the recorder's placeholders. */
 static json_t *
 vi_norm(const json_t *v, const struct tt *f, const char *d)
@@ -123,14 +160,9 @@ vi_norm(const json_t *v, const struct tt *f, const char *d)
 	json_decref(copy);
 	s = vi_replace(s, f->workspace, "@D@/ws");
 	s = vi_replace(s, d, "@D@");
-	for (char *w = strstr(s, "Wall time "); w != NULL; w = strstr(w + 1, "Wall time ")) {
-		size_t n = strspn(w + 10, "0123456789.");
-		char *out = xasprintf("%.*sN%s", (int)(w + 10 - s), s, w + 10 + n);
-
-		w = out + (w - s);
-		free(s);
-		s = out;
-	}
+	s = vi_wall(s, "Wall time ");
+	s = vi_wall(s, "Wall time: ");
+	s = vi_clock(s);
 	back = json_loads(s, JSON_DECODE_ANY, NULL);
 	free(s);
 	return back;
@@ -141,6 +173,48 @@ struct vi_run {
 	char d[64];
 	json_t *fx, *msgs, *outs; /* outs: per step, the normalised output items */
 };
+
+/* The fixture's action ("steer", "interrupt") or NULL. */
+static const char *
+vi_action(const json_t *fx)
+{
+	json_t *st;
+	size_t i;
+
+	json_array_foreach(json_object_get(fx, "steps"), i, st)
+	{
+		if (json_is_string(json_object_get(st, "action")))
+			return json_string_value(json_object_get(st, "action"));
+	}
+	return NULL;
+}
+
+/* Start the turn, steer or interrupt it during its sleep, collect the rest. */
+static json_t *
+vi_act(struct tt *f, const char *action)
+{
+	json_t *r, *msgs;
+	char *turn;
+
+	r = tt_call(f, "turn/start",
+		json_pack("{s:s, s:o}", "threadId", f->thread_id, "input", tt_text("hi")));
+	turn = xstrdup(json_string_value(
+		json_object_get(json_object_get(asc_assert_result(r), "turn"), "id")));
+	json_decref(r);
+	usleep(800000); /* the sleep runs now (20 s); its item stays queued for tt_collect */
+	if (strcmp(action, "steer") == 0)
+		r = tt_call(f, "turn/steer",
+			json_pack("{s:s, s:s, s:o}", "threadId", f->thread_id, "expectedTurnId",
+				turn, "input", tt_text("wake up")));
+	else
+		r = tt_call(f, "turn/interrupt",
+			json_pack("{s:s, s:s}", "threadId", f->thread_id, "turnId", turn));
+	asc_assert_result(r);
+	json_decref(r);
+	msgs = tt_collect(f, NULL, NULL);
+	free(turn);
+	return msgs;
+}
 
 /* Play a recorded scenario; the caller compares and calls vi_end. */
 static void
@@ -173,12 +247,12 @@ vi_play(struct vi_run *r, const char *name)
 	vi_put(r->f.workspace, "notes.txt", "notes.txt");
 	vi_put(r->f.workspace, "fake.png", "fake.png");
 	vi_put(r->f.workspace, "wide.png", "wide.png");
-	r->msgs = tt_turn(&r->f, "hi", NULL, NULL, NULL);
+	r->msgs = vi_action(r->fx) != NULL ? vi_act(&r->f, vi_action(r->fx))
+					   : tt_turn(&r->f, "hi", NULL, NULL, NULL);
 	recs = mm_records(&r->f.mm);
 	r->outs = json_array();
 	for (k = 0; k < json_array_size(json_object_get(r->fx, "steps")); k++) {
-		body = tt_request_body(recs, k + 1);
-		assert_non_null(body);
+		body = k + 1 < json_array_size(recs) ? tt_request_body(recs, k + 1) : NULL;
 		snprintf(id, sizeof id, "call-%zu", k + 1);
 		one = json_array();
 		json_array_foreach(json_object_get(body, "input"), i, it)
@@ -190,7 +264,10 @@ vi_play(struct vi_run *r, const char *name)
 					id) == 0)
 				json_array_append_new(one, vi_norm(it, &r->f, r->d));
 		}
-		json_array_append_new(r->outs, one);
+		if (body != NULL)
+			json_array_append_new(r->outs, one);
+		else
+			json_decref(one); /* no request after it (an interrupt), as upstream's */
 	}
 	json_decref(recs);
 	free(script);
@@ -215,7 +292,7 @@ vi_end(struct vi_run *r)
 	nftw(r->d, vi_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* The imageView items of the turn as the fixture keeps them (item/started and completed). */
+/* The imageView and sleep items of the turn as the fixture keeps them (started, completed). */
 static json_t *
 vi_items(const json_t *msgs, const struct tt *f, const char *d, int from_fixture)
 {
@@ -238,8 +315,10 @@ vi_items(const json_t *msgs, const struct tt *f, const char *d, int from_fixture
 		else
 			continue;
 		if (!json_is_object(it) ||
-			strcmp(json_string_value(json_object_get(it, "type")) ?: "", "imageView") !=
-				0)
+			(strcmp(json_string_value(json_object_get(it, "type")) ?: "",
+				 "imageView") != 0 &&
+				strcmp(json_string_value(json_object_get(it, "type")) ?: "",
+					"sleep") != 0))
 			continue;
 		keep = from_fixture ? json_deep_copy(it) : vi_norm(it, f, d);
 		json_object_del(keep, "startedAtMs");
@@ -263,23 +342,27 @@ vi_same(const char *name)
 		size_t i;
 
 		json_array_foreach(json_array_get(json_object_get(r.fx, "model_saw"), k), i, it)
-		{
-			json_t *c = json_deep_copy(it);
-
-			json_object_del(c, "id");
-			json_array_append_new(one, c);
-		}
+			json_array_append_new(one, vi_norm(it, &r.f, r.d));
 		json_array_append_new(want, one);
 	}
 	tt_assert_upstream(name, want, r.outs);
 	json_decref(want);
 	want = vi_items(json_object_get(r.fx, "client"), NULL, NULL, 1);
 	got = vi_items(r.msgs, &r.f, r.d, 0);
+	if (vi_action(r.fx) != NULL && strcmp(vi_action(r.fx), "interrupt") == 0) {
+		/* ours completes the sleep item before turn/completed; upstream leaves it */
+		assert_int_equal(json_array_size(got), 2);
+		assert_non_null(json_object_get(json_array_get(got, 1), "item/completed"));
+		json_array_remove(got, 1);
+	}
 	tt_assert_upstream(name, want, got);
 	json_decref(want);
 	json_decref(got);
-	assert_string_equal(
-		json_string_value(json_object_get(tt_completed(r.msgs), "status")), "completed");
+	want = json_object_get(json_array_get(json_object_get(r.fx, "client"),
+				       json_array_size(json_object_get(r.fx, "client")) - 1),
+		"turn/completed");
+	assert_string_equal(json_string_value(json_object_get(tt_completed(r.msgs), "status")),
+		json_string_value(want));
 	vi_end(&r);
 }
 
@@ -323,6 +406,12 @@ test_cm_vi_missing(void **state)
 {
 	(void)state;
 	vi_cm("cm_vi_missing");
+}
+
+static void
+vi_cm_case(void **state)
+{
+	vi_cm(*(const char *const *)*state);
 }
 
 /* The file's own bytes and type as a data URL (heap). */
@@ -376,6 +465,20 @@ test_vi_wide(void **state)
 	vi_as_is("vi_wide", "image/png", "wide.png");
 }
 
+/* The clock's recordings: sleep beside exec (done, out of bounds, bad arguments, steered,
+ * interrupted, without its namespace), nested (not on `tools`), and clock__curr_time. */
+static const char *const clock_cases[] = {"cm_sleep", "cm_sleep_zero", "cm_sleep_over",
+	"cm_sleep_frac", "cm_sleep_bad", "cm_sleep_steer", "cm_sleep_interrupt", "cm_sleep_plain",
+	"cm_sleep_in_exec", "cm_curr_time"};
+
+/* A custom model is not offered the clock: upstream's "unsupported call: clocksleep". */
+static void
+test_direct_sleep(void **state)
+{
+	(void)state;
+	vi_same("direct_sleep");
+}
+
 int
 main(void)
 {
@@ -391,6 +494,17 @@ main(void)
 		cmocka_unit_test(test_vi_wide),
 		cmocka_unit_test(test_cm_vi_png),
 		cmocka_unit_test(test_cm_vi_missing),
+		cmocka_unit_test_prestate(vi_cm_case, (void *)&clock_cases[0]),
+		cmocka_unit_test_prestate(vi_cm_case, (void *)&clock_cases[1]),
+		cmocka_unit_test_prestate(vi_cm_case, (void *)&clock_cases[2]),
+		cmocka_unit_test_prestate(vi_cm_case, (void *)&clock_cases[3]),
+		cmocka_unit_test_prestate(vi_cm_case, (void *)&clock_cases[4]),
+		cmocka_unit_test_prestate(vi_cm_case, (void *)&clock_cases[5]),
+		cmocka_unit_test_prestate(vi_cm_case, (void *)&clock_cases[6]),
+		cmocka_unit_test_prestate(vi_cm_case, (void *)&clock_cases[7]),
+		cmocka_unit_test_prestate(vi_cm_case, (void *)&clock_cases[8]),
+		cmocka_unit_test_prestate(vi_cm_case, (void *)&clock_cases[9]),
+		cmocka_unit_test(test_direct_sleep),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

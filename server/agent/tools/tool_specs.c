@@ -476,6 +476,26 @@ ts_view_image(void)
 		"additionalProperties", 0);
 }
 
+/* The clock namespace of the gpt-6 families, in 0.169's words: curr_time is nested in exec,
+ * sleep a direct tool beside it (agent/codemode/codemode_tools.c). */
+static json_t *
+ts_clock(void)
+{
+	return json_pack("{s:s, s:s, s:s, s:[{s:s, s:s, s:s, s:b, s:{s:s, s:{}, s:b}}, {s:s, s:s, "
+			 "s:s, s:b, s:{s:s, s:{s:{s:s, s:s}}, s:[s], s:b}}]}",
+		"type", "namespace", "name", "clock", "description",
+		"Tools for reading and waiting on time.", "tools", "type", "function", "name",
+		"curr_time", "description", "Return the current time in UTC.", "strict", 0,
+		"parameters", "type", "object", "properties", "additionalProperties", 0, "type",
+		"function", "name", "sleep", "description",
+		"Pause execution for a specified duration. The sleep ends early when new input "
+		"arrives for the active turn. Returns the elapsed wall-clock time.",
+		"strict", 0, "parameters", "type", "object", "properties", "duration_ms", "type",
+		"number", "description",
+		"How long to sleep in milliseconds. Must be between 1 and 43200000.", "required",
+		"duration_ms", "additionalProperties", 0);
+}
+
 json_t *
 tool_specs_build(unsigned set, enum tool_wire wire)
 {
@@ -493,6 +513,7 @@ tool_specs_build(unsigned set, enum tool_wire wire)
 		{TOOL_SPEC_APPLY_PATCH_FREEFORM, ts_apply_patch_freeform},
 		{TOOL_SPEC_APPLY_PATCH_FUNCTION, ts_apply_patch_function},
 		{TOOL_SPEC_VIEW_IMAGE, ts_view_image},
+		{TOOL_SPEC_CLOCK, ts_clock},
 	};
 
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
@@ -502,8 +523,9 @@ tool_specs_build(unsigned set, enum tool_wire wire)
 		if (order[i].bit == TOOL_SPEC_APPLY_PATCH_FUNCTION &&
 			(set & TOOL_SPEC_APPLY_PATCH_FREEFORM))
 			continue;
-		if (order[i].bit == TOOL_SPEC_VIEW_IMAGE && wire == TOOL_WIRE_CHAT)
-			continue; /* a Chat tool message carries no image */
+		if ((order[i].bit == TOOL_SPEC_VIEW_IMAGE || order[i].bit == TOOL_SPEC_CLOCK) &&
+			wire == TOOL_WIRE_CHAT)
+			continue; /* a Chat tool message carries no image; Chat has no namespaces */
 		if (order[i].bit == TOOL_SPEC_APPLY_PATCH_FREEFORM && wire == TOOL_WIRE_CHAT)
 			t = ts_apply_patch_function();
 		else

@@ -26,6 +26,7 @@ enum tool_spec {
 	TOOL_SPEC_UPDATE_PLAN = 1u << 6,
 	TOOL_SPEC_REQUEST_USER_INPUT = 1u << 7,
 	TOOL_SPEC_VIEW_IMAGE = 1u << 8, /* agent/tools/view_image.h */
+	TOOL_SPEC_CLOCK = 1u << 9,	/* the clock namespace: curr_time, sleep (tools/clock.h) */
 };
 
 /* What the turn loop offers when it is given no set: upstream's for an unknown model. */
@@ -38,7 +39,8 @@ enum tool_wire { TOOL_WIRE_RESPONSES, TOOL_WIRE_CHAT };
  * unknown to its catalogue (a custom provider's "fallback metadata") gets exec_command and
  * write_stdin and request_user_input (in every collaboration mode: outside Plan mode a call is
  * refused) and view_image (0.169 offers it even with `[tools] view_image = false`); a
- * catalogue model gets apply_patch too (a code-mode turn nests them all in exec:
+ * catalogue model gets apply_patch too (and in code mode, for the gpt-6 families, the clock:
+ * turn.c adds TOOL_SPEC_CLOCK) (a code-mode turn nests them all in exec:
  * agent/codemode/codemode_tools.h); update_plan only
  * with `[tools.update_plan] enabled = true`. Upstream's other tools (web_search,
  * the goal and multi-agent tools) are not offered: nothing here runs them.
