@@ -414,6 +414,65 @@ vi_cm_case(void **state)
 	vi_cm(*(const char *const *)*state);
 }
 
+/* The thread's history keeps the imageView item (its rollout's item_completed, the path a
+ * file:// URL there as upstream writes it) and the sleep item, as the client saw them. */
+static void
+test_items_read_back(void **state)
+{
+	static const char *const names[] = {"vi_png", "cm_sleep"};
+	struct vi_run r;
+	json_t *res, *turns, *items, *it = NULL, *want;
+	char *path;
+	size_t i;
+
+	(void)state;
+	for (size_t n = 0; n < 2; n++) {
+		if (n == 1 && (path = codemode_node_path(getenv("PATH"))) == NULL)
+			break; /* cm_sleep needs code mode */
+		if (n == 1)
+			free(path);
+		vi_play(&r, names[n]);
+		want = tt_item(r.msgs, n == 0 ? "imageView" : "sleep", 0);
+		assert_non_null(want);
+		res = tt_call(&r.f, "thread/read",
+			json_pack("{s:s, s:b}", "threadId", r.f.thread_id, "includeTurns", 1));
+		turns = json_object_get(json_object_get(asc_assert_result(res), "thread"), "turns");
+		items = json_object_get(json_array_get(turns, 0), "items");
+		json_array_foreach(items, i, it)
+		{
+			if (strcmp(json_string_value(json_object_get(it, "type")),
+				    n == 0 ? "imageView" : "sleep") == 0)
+				break;
+		}
+		assert_true(i < json_array_size(items));
+		it = json_deep_copy(it);
+		json_object_del(it, "startedAtMs");
+		json_object_del(it, "completedAtMs");
+		want = json_deep_copy(want);
+		json_object_del(want, "startedAtMs");
+		json_object_del(want, "completedAtMs");
+		tt_assert_upstream(names[n], want, it);
+		if (n == 0) { /* the rollout holds upstream's core item: ImageView, a file:// URL */
+			char *text = tt_read(json_string_value(json_object_get(
+				json_object_get(asc_assert_result(res), "thread"), "path")));
+			char *core = xasprintf("\"type\":\"ImageView\",\"id\":\"call-1\","
+					       "\"path\":\"file://%s/img.png\"",
+				r.f.workspace);
+
+			assert_non_null(text);
+			if (strstr(text, core) == NULL)
+				fail_msg("no %s in the rollout: %.300s", core,
+					strstr(text, "ImageView") ?: "(none)");
+			free(core);
+			free(text);
+		}
+		json_decref(it);
+		json_decref(want);
+		json_decref(res);
+		vi_end(&r);
+	}
+}
+
 /* The file's own bytes and type as a data URL (heap). */
 static char *
 vi_url(const char *mime, const char *file)
@@ -505,6 +564,7 @@ main(void)
 		cmocka_unit_test_prestate(vi_cm_case, (void *)&clock_cases[8]),
 		cmocka_unit_test_prestate(vi_cm_case, (void *)&clock_cases[9]),
 		cmocka_unit_test(test_direct_sleep),
+		cmocka_unit_test(test_items_read_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

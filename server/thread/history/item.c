@@ -465,6 +465,8 @@ item_from_core(json_t *c)
 	t[0] = (char)tolower((unsigned char)t[0]);
 	o = item_rekey(c, t, item_camel);
 	free(t);
+	if (strcmp(type, "ImageView") == 0) /* its path as a file:// URL (recorded, 0.169) */
+		json_object_set_new(o, "path", item_path_value(json_object_get(c, "path")));
 	return o;
 }
 
@@ -624,6 +626,8 @@ item_to_core(json_t *v)
 	t[0] = (char)toupper((unsigned char)t[0]);
 	o = item_rekey(v, t, item_snake);
 	free(t);
+	if (strcmp(type, "imageView") == 0 && item_str(v, "path") != NULL)
+		json_object_set_new(o, "path", json_sprintf("file://%s", item_str(v, "path")));
 	/* Timestamps live beside the item in the event, not inside it. */
 	json_object_del(o, "started_at_ms");
 	json_object_del(o, "completed_at_ms");
