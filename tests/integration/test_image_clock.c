@@ -162,6 +162,7 @@ vi_norm(const json_t *v, const struct tt *f, const char *d)
 	s = vi_replace(s, d, "@D@");
 	s = vi_wall(s, "Wall time ");
 	s = vi_wall(s, "Wall time: ");
+	s = vi_wall(s, "aborted by user after ");
 	s = vi_clock(s);
 	back = json_loads(s, JSON_DECODE_ANY, NULL);
 	free(s);
@@ -212,6 +213,11 @@ vi_act(struct tt *f, const char *action)
 	asc_assert_result(r);
 	json_decref(r);
 	msgs = tt_collect(f, NULL, NULL);
+	if (strcmp(action, "interrupt") == 0) { /* the next turn: what the model heard (recorded) */
+		r = tt_turn(f, "again", NULL, NULL, NULL);
+		json_array_extend(msgs, r);
+		json_decref(r);
+	}
 	free(turn);
 	return msgs;
 }
@@ -361,8 +367,16 @@ vi_same(const char *name)
 	want = json_object_get(json_array_get(json_object_get(r.fx, "client"),
 				       json_array_size(json_object_get(r.fx, "client")) - 1),
 		"turn/completed");
-	assert_string_equal(json_string_value(json_object_get(tt_completed(r.msgs), "status")),
-		json_string_value(want));
+	got = NULL; /* the last turn's end, as the fixture's last */
+	for (size_t i = 0; i < json_array_size(r.msgs); i++)
+		if (strcmp(json_string_value(json_object_get(json_array_get(r.msgs, i), "method"))
+				    ?: "",
+			    "turn/completed") == 0)
+			got = json_object_get(
+				json_object_get(json_array_get(r.msgs, i), "params"), "turn");
+	assert_non_null(got);
+	assert_string_equal(
+		json_string_value(json_object_get(got, "status")), json_string_value(want));
 	vi_end(&r);
 }
 
