@@ -14,13 +14,13 @@
 #include "agent/codemode/codemode_run.h"
 #include "agent/diff/diff.h"
 #include "agent/shell/shell_snapshot.h"
+#include "agent/tools/clock.h"
 #include "config/home.h"
 #include "exec/exec.h"
 #include "hooks/hooks.h"
 #include "mcp/mcp.h"
 #include "model/model.h"
 #include "protocol/xmalloc.h"
-#include "skills/skills.h"
 #include "thread/store/store.h"
 #include "thread/store/worker.h"
 #include "thread/uuidv7.h"
@@ -450,7 +450,6 @@ static void
 agent_turn_copy(struct agent_turn *t, const struct agent_turn_opts *o)
 {
 	t->o = *o;
-	t->code_mode = o->code_mode;
 	t->o.input = json_deep_copy(o->input);
 	t->o.sandbox_policy = json_deep_copy(o->sandbox_policy);
 	t->o.approval_policy = json_deep_copy(o->approval_policy);
@@ -533,19 +532,6 @@ agent_collab_restore(struct agent *a, const char *mode, const char *message)
 	a->collab_last = message != NULL ? xstrdup(message) : NULL;
 }
 
-/* The skills the input invokes ({type:"skill"}, $name) go in after it, one user message each,
- * as upstream's (skills/skills.h). */
-static void
-agent_skills_inject(const struct agent_turn_opts *o, json_t *fresh)
-{
-	json_t *texts = skills_inject(skills_get(skills_default(), o->cwd), o->input), *v;
-	size_t i;
-
-	json_array_foreach(texts, i, v)
-		json_array_append_new(fresh, prompt_text_message("user", json_string_value(v)));
-	json_decref(texts);
-}
-
 int
 agent_turn_start(struct agent *a, const struct agent_turn_opts *o, const struct agent_sink *sink,
 	void *arg, char **cause)
@@ -567,7 +553,7 @@ agent_turn_start(struct agent *a, const struct agent_turn_opts *o, const struct 
 	t->plan_mode = a->plan_mode;
 	/* The model's first new input, after the prompt hooks (agent_hooks.c) from the loop. */
 	t->hook_input = json_pack("[o]", user);
-	agent_skills_inject(o, t->hook_input);
+	prompt_skill_messages(o->cwd, o->input, t->hook_input);
 	t->user_input = json_deep_copy(o->input);
 	t->phase = PHASE_MODEL;
 	t->need_model = 1;
@@ -616,6 +602,7 @@ agent_turn_steer(struct agent_turn *t, json_t *input)
 	if (t->steer == NULL)
 		t->steer = json_array();
 	json_array_foreach(input, i, v) json_array_append(t->steer, v);
+	clock_sleep_end(t->sleep, CLOCK_INPUT); /* "ends early when new input arrives" */
 	/* The response being streamed is cut short (from the loop, not from here). */
 	t->steer_cut = 1;
 	agent_kick(t);

@@ -91,7 +91,7 @@ agent_codemode_call(struct agent_turn *t, const json_t *call, const char *call_i
 
 	/* only a code-mode turn has them (else the model hears "unsupported custom tool call", as
 	 * upstream for a model it gives no code mode) */
-	if (!t->code_mode ||
+	if (!t->o.code_mode ||
 		(!(custom && strcmp(name, "exec") == 0) && !(!custom && strcmp(name, "wait") == 0)))
 		return 0;
 	agent_codemode(a);

@@ -177,7 +177,6 @@ struct agent_turn {
 	struct agent *a;
 	char id[64];
 	struct agent_turn_opts o; /* strings and JSON are our copies */
-	int code_mode;		  /* upstream's code mode: tools nested in exec (o.code_mode) */
 	struct model_provider *provider;
 	const struct agent_sink *sink;
 	void *arg;
@@ -206,8 +205,9 @@ struct agent_turn {
 	/* TOOLS */
 	json_t *calls; /* tool calls of the last response */
 	size_t next;
-	int busy;	    /* a call is running (process, approval, disk job) */
-	long long approval; /* the pending approval's token, or -1 */
+	int busy;		   /* a call is running (process, approval, disk job) */
+	struct clock_sleep *sleep; /* clock.sleep's timer while it runs (tools/clock.h) */
+	long long approval;	   /* the pending approval's token, or -1 */
 	void (*on_answer)(struct agent_turn *t, enum approval_reply reply);
 	/* or, for a request whose result is not a decision (agent_ask_client): */
 	void (*on_result)(struct agent_turn *t, const json_t *result, enum agent_answer st);

@@ -125,6 +125,7 @@ agent_delta(struct agent_turn *t, const struct model_event *ev)
 	const char *id = ev->item_id;
 	struct agent_stream_item *s = ev->kind == MODEL_EV_TEXT_DELTA ? &t->msg : &t->reasoning;
 	char gen[37];
+	const char *method;
 	json_t *p;
 
 	if (!s->started) {
@@ -136,27 +137,10 @@ agent_delta(struct agent_turn *t, const struct model_event *ev)
 		agent_stream_start(t, s, ev->kind == MODEL_EV_TEXT_DELTA ? 0 : 1, id);
 		s->synth = ev->item_id == NULL;
 	}
-	switch (ev->kind) {
-	case MODEL_EV_TEXT_DELTA:
+	if (ev->kind == MODEL_EV_TEXT_DELTA)
 		buf_add(&s->text, ev->delta, ev->delta_len);
-		p = json_pack("{s:s, s:s%}", "itemId", s->id, "delta", ev->delta, ev->delta_len);
-		t->sink->delta(t->arg, "item/agentMessage/delta", p);
-		break;
-	case MODEL_EV_REASONING_SUMMARY_DELTA:
-		p = json_pack("{s:s, s:s%, s:I}", "itemId", s->id, "delta", ev->delta,
-			ev->delta_len, "summaryIndex", (json_int_t)ev->index);
-		t->sink->delta(t->arg, "item/reasoning/summaryTextDelta", p);
-		break;
-	case MODEL_EV_REASONING_SUMMARY_PART:
-		p = json_pack("{s:s, s:I}", "itemId", s->id, "summaryIndex", (json_int_t)ev->index);
-		t->sink->delta(t->arg, "item/reasoning/summaryPartAdded", p);
-		break;
-	default:
-		p = json_pack("{s:s, s:s%, s:I}", "itemId", s->id, "delta", ev->delta,
-			ev->delta_len, "contentIndex", (json_int_t)ev->index);
-		t->sink->delta(t->arg, "item/reasoning/textDelta", p);
-		break;
-	}
+	p = model_items_delta(ev, s->id, &method);
+	t->sink->delta(t->arg, method, p);
 	json_decref(p);
 }
 
@@ -168,19 +152,7 @@ agent_usage(struct agent_turn *t, const struct model_usage *u, const char *resp_
 	struct token_totals *last = &t->last;
 	json_t *tu;
 
-	memset(last, 0, sizeof *last);
-	if (u != NULL && u->present) {
-		last->input = u->input_tokens;
-		last->cached = u->cached_input_tokens;
-		last->output = u->output_tokens;
-		last->reasoning = u->reasoning_output_tokens;
-		last->total = u->total_tokens;
-	}
-	a->total.input += last->input;
-	a->total.cached += last->cached;
-	a->total.output += last->output;
-	a->total.reasoning += last->reasoning;
-	a->total.total += last->total;
+	model_items_add_usage(u, last, &a->total);
 	tu = json_pack("{s:o, s:o, s:I}", "total", model_items_usage(&a->total), "last",
 		model_items_usage(last), "modelContextWindow", (json_int_t)t->o.context_window);
 	t->sink->usage(t->arg, tu);
@@ -194,14 +166,6 @@ agent_usage(struct agent_turn *t, const struct model_usage *u, const char *resp_
 	}
 	if (a->c.thread != NULL)
 		store_append_tokens(a->c.thread, last, t->o.context_window, resp_id);
-}
-
-/* The TurnError of a model error (new reference). */
-static json_t *
-agent_turn_error(const struct model_error *e)
-{
-	return json_pack("{s:s, s:o}", "message", e->message != NULL ? e->message : "model error",
-		"codexErrorInfo", model_error_info(e));
 }
 
 /* The response completed: its items join the history; tools next, or the turn is done. */
@@ -318,7 +282,7 @@ agent_model_cb(void *arg, const struct model_event *ev)
 		if (ev->error->kind == MODEL_ERR_UNAUTHORIZED && ev->error->http_status == 401 &&
 			agent_auth_unauthorized(t))
 			break; /* refreshed (or reloaded) once, then asked again */
-		agent_fail(t, agent_turn_error(ev->error));
+		agent_fail(t, model_items_turn_error(ev->error));
 		break;
 	}
 }
@@ -357,7 +321,7 @@ agent_model_request(struct agent_turn *t, char **cause)
 		dynamic_tools_append(tools, t->a->dynamic_tools, wire);
 		/* then each MCP server's (mcp/mcp_tools.h) */
 		mcp_tools_append(tools, t->a->mcp, wire == TOOL_WIRE_CHAT);
-		if (t->code_mode && wire == TOOL_WIRE_RESPONSES) {
+		if (t->o.code_mode && wire == TOOL_WIRE_RESPONSES) {
 			/* upstream's code mode: all of them nested in exec, first in the input; the
 			 * MCP servers' deferred, named in the developer message */
 			char *deferred = codemode_tools_deferred(tools);

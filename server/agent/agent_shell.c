@@ -23,64 +23,28 @@
 #include "protocol/xmalloc.h"
 #include "sandbox/sandbox.h"
 
-#define AGENT_DEFAULT_SHELL "/bin/bash"
-
-/*
- * A call's command, workdir and settings into c; 0, or -1 with *why for the model (heap).
- * The script of exec_command / shell_command runs as [shell, -lc|-c, script].
- */
+/* A call's command, workdir and settings into c (tools/tool_args.h); 0, or -1 with *why. */
 static int
 agent_shell_parse(struct agent_turn *t, struct agent_cmd *c, json_t *call, const char *name,
 	json_t *args, char **why)
 {
-	const char *w = NULL, *s, *perm, *shell;
-	json_t *action, *prefix;
-	int login = !json_is_false(json_object_get(args, "login"));
+	struct tool_shell_call sc;
 
-	if (strcmp(name, "local_shell_call") == 0) {
-		action = json_object_get(call, "action");
-		c->tool = AGENT_TOOL_SHELL_TEXT;
-		if (tool_args_words(json_object_get(action, "command"), &c->argv) != 0)
-			goto missing;
-		w = json_string_value(json_object_get(action, "working_directory"));
-		c->timeout_ms = tool_args_int(action, "timeout_ms", AGENT_SHELL_TIMEOUT);
-	} else if (strcmp(name, "exec_command") == 0) {
-		c->tool = AGENT_TOOL_EXEC;
-		s = json_string_value(json_object_get(args, "cmd"));
-		if (s == NULL)
-			goto missing;
-		shell = json_string_value(json_object_get(args, "shell"));
-		if (shell_words_exec_argv(
-			    shell != NULL ? shell : AGENT_DEFAULT_SHELL, login, s, &c->argv) != 0)
-			goto missing;
-		c->yield_ms = (long long)tool_output_clamp_yield(
-			tool_args_int(args, "yield_time_ms", TOOL_OUTPUT_EXEC_YIELD_DEFAULT_MS), 0);
-		c->max_tokens = (size_t)tool_args_int(args, "max_output_tokens", 0);
-		c->tty = json_is_true(json_object_get(args, "tty"));
-		c->timeout_ms =
-			-1; /* a session lives until it exits, is killed, or the turn ends */
-	} else if (strcmp(name, "shell_command") == 0) {
-		c->tool = AGENT_TOOL_SHELL_TEXT;
-		s = json_string_value(json_object_get(args, "command"));
-		if (s == NULL ||
-			shell_words_exec_argv(AGENT_DEFAULT_SHELL, login, s, &c->argv) != 0)
-			goto missing;
-		c->timeout_ms = tool_args_int(args, "timeout_ms", AGENT_SHELL_TIMEOUT);
-	} else {
-		c->tool = AGENT_TOOL_SHELL;
-		if (tool_args_words(json_object_get(args, "command"), &c->argv) != 0)
-			goto missing;
-		c->timeout_ms = tool_args_int(args, "timeout_ms", AGENT_SHELL_TIMEOUT);
-	}
-	if (w == NULL)
-		w = json_string_value(json_object_get(args, "workdir"));
-	c->cwd = shell_workdir(t->o.cwd, w);
-	perm = json_string_value(json_object_get(args, "sandbox_permissions"));
-	s = json_string_value(json_object_get(args, "justification"));
-	c->justification = s != NULL ? xstrdup(s) : NULL;
-	prefix = json_object_get(args, "prefix_rule");
-	if (json_is_array(prefix) && tool_args_words(prefix, &c->prefix) != 0)
-		shell_words_free(&c->prefix);
+	if (tool_args_shell(call, name, args, AGENT_SHELL_TIMEOUT, &sc, why) != 0)
+		return -1;
+	c->tool = sc.kind == TOOL_SHELL_EXEC ? AGENT_TOOL_EXEC
+		: sc.kind == TOOL_SHELL_ARGV ? AGENT_TOOL_SHELL
+					     : AGENT_TOOL_SHELL_TEXT;
+	shell_words_free(&c->argv); /* empty: the parsed words replace them */
+	shell_words_free(&c->prefix);
+	c->argv = sc.argv;
+	c->prefix = sc.prefix;
+	c->justification = sc.justification;
+	c->yield_ms = sc.yield_ms;
+	c->max_tokens = sc.max_tokens;
+	c->tty = sc.tty;
+	c->timeout_ms = sc.timeout_ms;
+	c->cwd = shell_workdir(t->o.cwd, sc.workdir);
 	c->display = shell_words_join(shell_words_argv(&c->argv), c->argv.n);
 	c->req.tool = c->tool == AGENT_TOOL_EXEC ? APPROVAL_TOOL_EXEC_COMMAND : APPROVAL_TOOL_SHELL;
 	c->req.argv = shell_words_argv(&c->argv);
@@ -88,21 +52,12 @@ agent_shell_parse(struct agent_turn *t, struct agent_cmd *c, json_t *call, const
 	c->req.cwd = c->cwd;
 	c->req.tty = c->tty;
 	c->req.sandbox = approval_sandbox_of(t->o.sandbox_policy);
-	c->req.require_escalated = perm != NULL && strcmp(perm, "require_escalated") == 0;
+	c->req.require_escalated = sc.escalated;
 	c->req.justification = c->justification;
 	c->req.prefix_rule = c->prefix.n > 0 ? shell_words_argv(&c->prefix) : NULL;
 	c->req.prefix_rule_n = c->prefix.n;
 	c->req.cache = t->a->cache;
-	if (approval_policy_parse(t->o.approval_policy, &c->req.policy, why) != 0)
-		return -1;
-	return 0;
-missing:
-	*why = tool_output_bad_arguments("missing field `command`");
-	if (strcmp(name, "exec_command") == 0) {
-		free(*why);
-		*why = tool_output_bad_arguments("missing field `cmd`");
-	}
-	return -1;
+	return approval_policy_parse(t->o.approval_policy, &c->req.policy, why) != 0 ? -1 : 0;
 }
 
 /* The model's answer for a refused or declined command, in its tool's words (heap). */

@@ -8,15 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent_int.h"
 #include "agent/codemode/codemode_run.h"
 #include "agent/prompt/history_items.h"
 #include "agent/patch/apply_patch.h"
+#include "agent/tools/clock.h"
 #include "agent/tools/dynamic_tools.h"
 #include "agent/tools/plan_update.h"
 #include "agent/tools/tool_specs.h"
 #include "agent/tools/tool_output.h"
+#include "agent/tools/view_image.h"
 #include "exec/exec.h"
 #include "protocol/xmalloc.h"
 #include "thread/store/store.h"
@@ -94,6 +97,7 @@ agent_tools_abort(struct agent_turn *t)
 		fn(t, APPROVAL_REPLY_CANCEL);
 	}
 	codemode_kill_all(t->a->cm);
+	clock_sleep_end(t->sleep, CLOCK_ABORTED);
 	/* The command a call waits on dies now; its done callback completes the item. */
 	if (t->cmd != NULL && t->cmd->proc != NULL && !t->cmd->done)
 		exec_kill(t->cmd->proc);
@@ -158,6 +162,129 @@ agent_patch_tool(struct agent_turn *t, const json_t *call, const char *call_id, 
 	json_decref(args);
 }
 
+/* view_image: the file is read on the worker; an imageView item, then the image (or why not). */
+struct agent_vi {
+	struct agent_turn *t;
+	char *call_id;
+	struct view_image v;
+	int64_t at;
+};
+
+static void
+agent_vi_run(void *arg)
+{
+	view_image_load(&((struct agent_vi *)arg)->v);
+}
+
+static void
+agent_vi_done(void *arg)
+{
+	struct agent_vi *w = arg;
+	json_t *item, *out;
+	int cell;
+
+	agent_worker_done(w->t->a);
+	if (w->v.error != NULL && !codemode_tool_json(w->t->a->cm, w->call_id, NULL, w->v.error))
+		agent_tool_output(w->t, w->call_id, 0, w->v.error);
+	else if (w->v.error == NULL) {
+		item = view_image_item(&w->v, w->call_id);
+		agent_item_start(w->t, item, w->at);
+		agent_item_complete(w->t, item, w->at);
+		json_decref(item);
+		cell = codemode_tool_json(
+			w->t->a->cm, w->call_id, out = view_image_cell(&w->v), NULL);
+		json_decref(out);
+		if (!cell && (out = view_image_output(&w->v, w->call_id)) != NULL) {
+			agent_record_response(w->t->a, out);
+			agent_history_add(w->t->a, out); /* stolen */
+		}
+	}
+	w->t->busy = 0;
+	agent_kick(w->t);
+	free(w->call_id);
+	view_image_free(&w->v);
+	free(w);
+}
+
+static void
+agent_view_image(struct agent_turn *t, const json_t *call, const char *call_id)
+{
+	struct agent_vi *w = xcalloc(1, sizeof *w);
+	char *cause = NULL;
+
+	if (view_image_args(json_string_value(json_object_get(call, "arguments")), t->o.cwd, &w->v,
+		    &cause) != 0) {
+		agent_tool_output(t, call_id, 0, cause);
+		free(cause);
+		free(w);
+		return;
+	}
+	w->t = t;
+	w->call_id = xstrdup(call_id != NULL ? call_id : "");
+	w->at = agent_now_ms();
+	t->busy = 1;
+	agent_worker_post(t->a, agent_vi_run, agent_vi_done, w);
+}
+
+/* clock.sleep (a timer, tools/clock.h) with its sleep item; clock__curr_time for a cell. */
+struct agent_sleep {
+	struct agent_turn *t;
+	char *call_id;
+	json_t *item;
+	int64_t at;
+};
+
+static void
+agent_sleep_done(void *arg, enum clock_end how, double secs)
+{
+	struct agent_sleep *s = arg;
+	char *text = clock_sleep_text(secs, how);
+
+	s->t->sleep = NULL;
+	s->t->busy = 0;
+	agent_item_complete(s->t, s->item, s->at); /* also on interrupt: never started alone */
+	agent_tool_output(s->t, s->call_id, 0, text);
+	agent_kick(s->t);
+	json_decref(s->item);
+	free(s->call_id);
+	free(s);
+	free(text);
+}
+
+static void
+agent_clock_call(struct agent_turn *t, const json_t *call, const char *call_id, const char *name)
+{
+	struct agent_sleep *s;
+	char *text = NULL, now[32];
+	long long ms;
+	json_t *v;
+
+	if (strcmp(name, "curr_time") == 0) {
+		clock_curr_time(time(NULL), now);
+		v = json_pack("{s:s}", "current_time", now);
+		if (!codemode_tool_json(t->a->cm, call_id, v, NULL))
+			text = tool_output_unsupported(
+				"clockcurr_time", 0); /* not offered directly */
+		json_decref(v);
+	} else if (!(t->o.tools & TOOL_SPEC_CLOCK) || strcmp(name, "sleep") != 0)
+		text = xasprintf("unsupported call: clock%s", name); /* upstream's joined name */
+	else if (clock_sleep_args(
+			 json_string_value(json_object_get(call, "arguments")), &ms, &text) == 0) {
+		s = xcalloc(1, sizeof *s);
+		s->t = t;
+		s->call_id = xstrdup(call_id != NULL ? call_id : "");
+		s->at = agent_now_ms();
+		s->item = json_pack("{s:s, s:s, s:I}", "type", "sleep", "id", s->call_id,
+			"durationMs", (json_int_t)ms);
+		agent_item_start(t, s->item, s->at);
+		t->busy = 1;
+		t->sleep = clock_sleep_start(t->a->c.loop, ms, agent_sleep_done, s);
+	}
+	if (text != NULL)
+		agent_tool_output(t, call_id, 0, text);
+	free(text);
+}
+
 /* Run the next call of the last response. */
 void
 agent_tools_next(struct agent_turn *t)
@@ -187,6 +314,11 @@ agent_tools_run(struct agent_turn *t, json_t *call)
 		agent_shell_write_stdin(t, call);
 	else if (name != NULL && !custom && strcmp(name, "update_plan") == 0)
 		agent_update_plan(t, call, call_id);
+	else if (name != NULL && !custom &&
+		strcmp(json_string_value(json_object_get(call, "namespace")) ?: "", CLOCK_NS) == 0)
+		agent_clock_call(t, call, call_id, name);
+	else if (name != NULL && !custom && strcmp(name, "view_image") == 0)
+		agent_view_image(t, call, call_id);
 	else if (name != NULL && !custom && strcmp(name, "request_user_input") == 0)
 		agent_user_input_call(t, call, call_id);
 	else if (name != NULL && !custom && (t->o.tools & TOOL_SPECS_GOALS) && t->sink->tool &&

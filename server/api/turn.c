@@ -366,6 +366,9 @@ turn_opts(struct turn_thread *tt, json_t *input, json_t *output_schema, struct a
 	if (startup_feature_enabled(cfg, "goals"))
 		o->tools |= TOOL_SPECS_GOALS; /* the goal tools (api/goals/) */
 	o->code_mode = turn_code_mode(cfg, tt->model);
+	if (o->code_mode && codemode_clock_model(tt->model))
+		o->tools |=
+			TOOL_SPEC_CLOCK; /* the gpt-6 families' clock, in code mode (recorded) */
 	return 0;
 }
 

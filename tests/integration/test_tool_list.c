@@ -38,9 +38,9 @@
 #define FIXTURES "tests/fixtures/tools/upstream/"
 
 /* Upstream's tools nothing here runs, so they are not offered (docs/protocol.md). */
-static const char *const not_run[] = {"request_user_input_async", "view_image", "multi_agent_v1",
-	"web_search", "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource",
-	"clock__curr_time", "tool_search", NULL};
+static const char *const not_run[] = {"request_user_input_async", "multi_agent_v1", "web_search",
+	"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource", "tool_search",
+	NULL};
 
 struct tl_case {
 	const char *name;   /* the fixture */
@@ -244,7 +244,7 @@ static void
 tl_check_classic(const struct tl_case *c, const json_t *ours, const json_t *up)
 {
 	static const char *const ran[] = {"exec_command", "write_stdin", "update_plan",
-		"apply_patch", "get_goal", "create_goal", "update_goal", NULL};
+		"apply_patch", "view_image", "get_goal", "create_goal", "update_goal", NULL};
 	json_t *at = json_array_get(json_object_get(up, "additional_tools"), 0);
 	json_t *fns = tl_find(json_object_get(at, "tools"), "functions");
 	const char *desc = json_string_value(
@@ -300,8 +300,10 @@ static void
 tl_check_code_mode(const struct tl_case *c, const json_t *body, const json_t *up)
 {
 	static const char *const ran[] = {"exec_command", "write_stdin", "update_plan",
-		"apply_patch", "get_goal", "create_goal", "update_goal", NULL};
+		"apply_patch", "view_image", "clock__curr_time", "get_goal", "create_goal",
+		"update_goal", NULL};
 	json_t *uat = json_array_get(json_object_get(up, "additional_tools"), 0);
+	json_t *uclock = tl_find(json_object_get(uat, "tools"), "clock");
 	json_t *ufns =
 		json_object_get(tl_find(json_object_get(uat, "tools"), "functions"), "tools");
 	json_t *at = json_array_get(json_object_get(body, "input"), 0), *fns, *exec;
@@ -313,7 +315,10 @@ tl_check_code_mode(const struct tl_case *c, const json_t *body, const json_t *up
 	assert_null(json_object_get(body, "tools")); /* upstream sends none */
 	assert_string_equal(json_string_value(json_object_get(at, "type")), "additional_tools");
 	assert_string_equal(json_string_value(json_object_get(at, "role")), "developer");
-	assert_int_equal(json_array_size(json_object_get(at, "tools")), 1);
+	/* functions, and the clock namespace (its sleep) where upstream has it, as upstream's */
+	assert_int_equal(json_array_size(json_object_get(at, "tools")), uclock != NULL ? 2 : 1);
+	if (uclock != NULL && !json_equal(uclock, tl_find(json_object_get(at, "tools"), "clock")))
+		fail_msg("%s: the clock namespace differs from upstream's", c->name);
 	fns = json_array_get(json_object_get(at, "tools"), 0);
 	assert_string_equal(json_string_value(json_object_get(fns, "name")), "functions");
 	fns = json_object_get(fns, "tools");
@@ -393,7 +398,8 @@ static void
 test_code_mode_mcp(void **state)
 {
 	static const char *const ran[] = {"exec_command", "write_stdin", "apply_patch",
-		"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource", NULL};
+		"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource",
+		"view_image", NULL};
 	char *server = realpath("tests/fixtures/mcp/mcp_server.py", NULL);
 	char *config =
 		xasprintf("[mcp_servers.test]\ncommand = \"python3\"\nargs = [\"%s\"]", server);

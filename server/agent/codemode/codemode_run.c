@@ -14,6 +14,7 @@
 #include "codemode_cell.h"
 #include "codemode_host.h"
 #include "codemode_run.h"
+#include "agent/tools/view_image.h"
 #include "protocol/xmalloc.h"
 
 struct cell {
@@ -224,8 +225,11 @@ cell_message(void *arg, json_t *msg)
 			json_pack("{s:s, s:O}", "type", "input_text", "text",
 				json_object_get(msg, "text")));
 	else if (strcmp(t, "image") == 0 && json_array_size(c->items) < CODEMODE_ITEMS_MAX) {
-		json_t *img = json_pack("{s:s, s:O}", "type", "input_image", "image_url",
-			json_object_get(msg, "url"));
+		char *url =
+			view_image_typed_url(json_string_value(json_object_get(msg, "url")) ?: "");
+		json_t *img = json_pack("{s:s, s:s}", "type", "input_image", "image_url", url);
+
+		free(url);
 
 		if (json_is_string(json_object_get(msg, "detail")))
 			json_object_set(img, "detail", json_object_get(msg, "detail"));

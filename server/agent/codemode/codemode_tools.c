@@ -199,6 +199,23 @@ static const char codemode_unified_exec_output[] =
 	"waiting for output in seconds.\"}},"
 	"\"required\":[\"output\",\"wall_time_seconds\"],\"additionalProperties\":false}";
 
+/* view_image's output schema in exec (a data URL). */
+static const char codemode_view_image_output[] =
+	"{\"type\":\"object\",\"properties\":{\"image_url\":{\"type\":\"string\","
+	"\"description\":\"Data URL for the loaded image.\"}},\"required\":[\"image_url\"],"
+	"\"additionalProperties\":false}";
+
+/* clock__curr_time's output schema in exec. */
+static const char codemode_curr_time_output[] =
+	"{\"type\":\"object\",\"properties\":{\"current_time\":{\"type\":\"string\","
+	"\"description\":\"Current UTC time formatted as YYYY-MM-DD HH:MM:SS UTC.\"}},"
+	"\"required\":[\"current_time\"],\"additionalProperties\":false}";
+
+/* The catalogue models whose experimental_supported_tools hold "clock" (0.169's `codex debug
+ * models --bundled`): the gpt-6 and gpt-6.1 families, not gpt-5.6 (recorded). */
+static const char *const codemode_clock_models[] = {
+	"gpt-6-astra", "gpt-6.1-sol", "gpt-6.1-terra", "gpt-6-sol", "gpt-6-luna"};
+
 /* Upstream's catalogue models whose tool_mode is "code_mode_only" (`codex debug models
  * --bundled` of 0.169; gpt-5.5 has none). */
 static const char *const codemode_models[] = {"gpt-6.1-sol", "gpt-6-astra", "gpt-6-sol",
@@ -228,6 +245,23 @@ codemode_model(const char *model, int feature)
 	return 0;
 }
 
+int
+codemode_clock_model(const char *model)
+{
+	for (size_t i = 0; model != NULL && i < nitems(codemode_clock_models); i++)
+		if (strcmp(codemode_clock_models[i], model) == 0)
+			return 1;
+	return 0;
+}
+
+/* A namespaced tool upstream offers beside exec, not in it: clock.sleep (recorded). */
+static int
+cm_direct_only(const char *ns, const json_t *spec)
+{
+	return ns != NULL && strcmp(ns, "clock") == 0 &&
+		strcmp(json_string_value(json_object_get(spec, "name")) ?: "", "sleep") == 0;
+}
+
 char *
 codemode_tools_nested_name(const char *ns, const char *name)
 {
@@ -243,9 +277,14 @@ cm_output(const char *name)
 
 	if (strncmp(name, "mcp__", 5) == 0)
 		return xstrdup("CallToolResult");
-	if (strcmp(name, "exec_command") != 0 && strcmp(name, "write_stdin") != 0)
+	if (strcmp(name, "view_image") == 0)
+		v = json_loads(codemode_view_image_output, 0, NULL);
+	else if (strcmp(name, "clock__curr_time") == 0)
+		v = json_loads(codemode_curr_time_output, 0, NULL);
+	else if (strcmp(name, "exec_command") != 0 && strcmp(name, "write_stdin") != 0)
 		return xstrdup("unknown");
-	v = json_loads(codemode_unified_exec_output, 0, NULL);
+	else
+		v = json_loads(codemode_unified_exec_output, 0, NULL);
 	s = codemode_ts_type(v);
 	json_decref(v);
 	return s;
@@ -410,7 +449,7 @@ json_t *
 codemode_tools_item(const json_t *tools)
 {
 	const json_t *spec, *sub;
-	json_t *fns = json_array(), *exec, *rui = NULL, *item;
+	json_t *fns = json_array(), *exec, *rui = NULL, *item, *direct = json_array(), *dns;
 	struct cm_tool *list;
 	size_t i, j, n = 0, cap = 0;
 	char *desc;
@@ -428,10 +467,23 @@ codemode_tools_item(const json_t *tools)
 		if (cm_deferred(spec))
 			continue;
 		if (strcmp(type, "namespace") == 0) {
+			dns = NULL;
 			json_array_foreach(json_object_get(spec, "tools"), j, sub)
 			{
-				cm_add(list, &n, sub, name,
-					json_string_value(json_object_get(spec, "description")));
+				if (!cm_direct_only(name, sub)) {
+					cm_add(list, &n, sub, name,
+						json_string_value(
+							json_object_get(spec, "description")));
+					continue;
+				}
+				if (dns == NULL) { /* the namespace again, beside functions */
+					dns = json_pack("{s:s, s:s, s:O, s:[]}", "type",
+						"namespace", "name", name, "description",
+						json_object_get(spec, "description"), "tools");
+					json_array_append_new(direct, dns);
+				}
+				json_array_append_new(
+					json_object_get(dns, "tools"), json_deep_copy(sub));
 			}
 		} else if (strcmp(type, "function") == 0 && strcmp(name, "request_user_input") == 0)
 			rui = json_deep_copy(spec); /* a direct function beside exec and wait */
@@ -449,6 +501,8 @@ codemode_tools_item(const json_t *tools)
 	item = json_pack("{s:s, s:s, s:[{s:s, s:s, s:s, s:o}]}", "type", "additional_tools", "role",
 		"developer", "tools", "type", "namespace", "name", "functions", "description", "",
 		"tools", fns);
+	json_array_extend(json_object_get(item, "tools"), direct);
+	json_decref(direct);
 	for (i = 0; i < n; i++) {
 		free(list[i].name);
 		free(list[i].output);
@@ -483,6 +537,8 @@ codemode_tools_nested(const json_t *tools)
 			{
 				size_t k = n;
 
+				if (cm_direct_only(name, sub))
+					continue; /* not on `tools` (recorded) */
 				cm_add(list, &n, sub, name,
 					json_string_value(json_object_get(spec, "description")));
 				if (n > k)

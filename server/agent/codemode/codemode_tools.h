@@ -22,6 +22,9 @@
  */
 int codemode_model(const char *model, int feature);
 
+/* Whether a code-mode turn of `model` gets the clock namespace (tools/clock.h). */
+int codemode_clock_model(const char *model);
+
 /*
  * The additional_tools item (new reference) for the tools a turn would offer directly
  * (Responses wire: tool_specs_build, then dynamic tools, then MCP namespaces; borrowed).

@@ -22,4 +22,19 @@ void model_items_text(const json_t *item, struct buf *b);
 /* A reasoning item's summary or content (key) texts as an array of strings (new reference). */
 json_t *model_items_texts(const json_t *item, const char *key);
 
+struct model_event;
+struct model_error;
+struct model_usage;
+/*
+ * A text or reasoning delta of the streamed item `id` as its notification: *method
+ * (item/agentMessage/delta, item/reasoning/summaryTextDelta, summaryPartAdded, textDelta)
+ * and its params (new reference).
+ */
+json_t *model_items_delta(const struct model_event *ev, const char *id, const char **method);
+/* The TurnError of a model error (new reference). */
+json_t *model_items_turn_error(const struct model_error *e);
+/* A response's usage as *last (zeros without one), added to *total. */
+void model_items_add_usage(
+	const struct model_usage *u, struct token_totals *last, struct token_totals *total);
+
 #endif

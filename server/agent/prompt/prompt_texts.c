@@ -10,6 +10,7 @@
 #include "prompt_docs.h"
 #include "prompt_texts.h"
 #include "protocol/xmalloc.h"
+#include "skills/skills.h"
 
 const char prompt_base_instructions[] =
 	"You are a coding agent running in a terminal-less environment on the user's computer. "
@@ -63,4 +64,15 @@ prompt_environment(const char *cwd, const json_t *approval_policy, const json_t 
 	m = prompt_text_message("user", text);
 	free(text);
 	return m;
+}
+
+void
+prompt_skill_messages(const char *cwd, const json_t *input, json_t *out)
+{
+	json_t *texts = skills_inject(skills_get(skills_default(), cwd), input), *v;
+	size_t i;
+
+	json_array_foreach(texts, i, v)
+		json_array_append_new(out, prompt_text_message("user", json_string_value(v)));
+	json_decref(texts);
 }

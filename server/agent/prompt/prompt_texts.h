@@ -14,5 +14,10 @@ json_t *prompt_text_message(const char *role, const char *text);
 /* <environment_context> as a user message, as upstream writes it (new reference). */
 json_t *prompt_environment(
 	const char *cwd, const json_t *approval_policy, const json_t *sandbox_policy);
+/*
+ * The skills the input invokes ({type:"skill"}, $name) as user messages appended to out, one
+ * each, as upstream's (skills/skills.h).
+ */
+void prompt_skill_messages(const char *cwd, const json_t *input, json_t *out);
 
 #endif

@@ -522,8 +522,8 @@ ts_for_chat(json_t *tool)
 unsigned
 tool_specs_select(int known_model, int update_plan)
 {
-	unsigned set =
-		TOOL_SPEC_EXEC_COMMAND | TOOL_SPEC_WRITE_STDIN | TOOL_SPEC_REQUEST_USER_INPUT;
+	unsigned set = TOOL_SPEC_EXEC_COMMAND | TOOL_SPEC_WRITE_STDIN |
+		TOOL_SPEC_REQUEST_USER_INPUT | TOOL_SPEC_VIEW_IMAGE;
 
 	if (known_model)
 		set |= TOOL_SPEC_APPLY_PATCH_FREEFORM;
@@ -536,6 +536,39 @@ tool_specs_select(int known_model, int update_plan)
  * The tools array: shells first, then update_plan, request_user_input, apply_patch, then the
  * goal tools, as upstream orders them.
  */
+/* view_image, in 0.169's words. */
+static json_t *
+ts_view_image(void)
+{
+	return json_pack("{s:s, s:s, s:s, s:b, s:{s:s, s:{s:{s:s, s:s}}, s:[s], s:b}}", "type",
+		"function", "name", "view_image", "description",
+		"View a local image file from the filesystem when visual inspection is needed. Use "
+		"this for images already available on disk.",
+		"strict", 0, "parameters", "type", "object", "properties", "path", "type", "string",
+		"description", "Local filesystem path to an image file.", "required", "path",
+		"additionalProperties", 0);
+}
+
+/* The clock namespace of the gpt-6 families, in 0.169's words: curr_time is nested in exec,
+ * sleep a direct tool beside it (agent/codemode/codemode_tools.c). */
+static json_t *
+ts_clock(void)
+{
+	return json_pack("{s:s, s:s, s:s, s:[{s:s, s:s, s:s, s:b, s:{s:s, s:{}, s:b}}, {s:s, s:s, "
+			 "s:s, s:b, s:{s:s, s:{s:{s:s, s:s}}, s:[s], s:b}}]}",
+		"type", "namespace", "name", "clock", "description",
+		"Tools for reading and waiting on time.", "tools", "type", "function", "name",
+		"curr_time", "description", "Return the current time in UTC.", "strict", 0,
+		"parameters", "type", "object", "properties", "additionalProperties", 0, "type",
+		"function", "name", "sleep", "description",
+		"Pause execution for a specified duration. The sleep ends early when new input "
+		"arrives for the active turn. Returns the elapsed wall-clock time.",
+		"strict", 0, "parameters", "type", "object", "properties", "duration_ms", "type",
+		"number", "description",
+		"How long to sleep in milliseconds. Must be between 1 and 43200000.", "required",
+		"duration_ms", "additionalProperties", 0);
+}
+
 json_t *
 tool_specs_build(unsigned set, enum tool_wire wire)
 {
@@ -552,6 +585,8 @@ tool_specs_build(unsigned set, enum tool_wire wire)
 		{TOOL_SPEC_REQUEST_USER_INPUT, ts_request_user_input},
 		{TOOL_SPEC_APPLY_PATCH_FREEFORM, ts_apply_patch_freeform},
 		{TOOL_SPEC_APPLY_PATCH_FUNCTION, ts_apply_patch_function},
+		{TOOL_SPEC_VIEW_IMAGE, ts_view_image},
+		{TOOL_SPEC_CLOCK, ts_clock},
 		{TOOL_SPEC_GET_GOAL, ts_get_goal},
 		{TOOL_SPEC_CREATE_GOAL, ts_create_goal},
 		{TOOL_SPEC_UPDATE_GOAL, ts_update_goal},
@@ -564,6 +599,9 @@ tool_specs_build(unsigned set, enum tool_wire wire)
 		if (order[i].bit == TOOL_SPEC_APPLY_PATCH_FUNCTION &&
 			(set & TOOL_SPEC_APPLY_PATCH_FREEFORM))
 			continue;
+		if ((order[i].bit == TOOL_SPEC_VIEW_IMAGE || order[i].bit == TOOL_SPEC_CLOCK) &&
+			wire == TOOL_WIRE_CHAT)
+			continue; /* a Chat tool message carries no image; Chat has no namespaces */
 		if (order[i].bit == TOOL_SPEC_APPLY_PATCH_FREEFORM && wire == TOOL_WIRE_CHAT)
 			t = ts_apply_patch_function();
 		else
@@ -585,6 +623,7 @@ static const struct {
 	{"apply_patch_function", TOOL_SPEC_APPLY_PATCH_FUNCTION},
 	{"update_plan", TOOL_SPEC_UPDATE_PLAN},
 	{"request_user_input", TOOL_SPEC_REQUEST_USER_INPUT},
+	{"view_image", TOOL_SPEC_VIEW_IMAGE},
 	{"get_goal", TOOL_SPEC_GET_GOAL},
 	{"create_goal", TOOL_SPEC_CREATE_GOAL},
 	{"update_goal", TOOL_SPEC_UPDATE_GOAL},

@@ -28,6 +28,8 @@ enum tool_spec {
 	TOOL_SPEC_GET_GOAL = 1u << 8,
 	TOOL_SPEC_CREATE_GOAL = 1u << 9,
 	TOOL_SPEC_UPDATE_GOAL = 1u << 10,
+	TOOL_SPEC_VIEW_IMAGE = 1u << 11, /* agent/tools/view_image.h */
+	TOOL_SPEC_CLOCK = 1u << 12,	 /* the clock namespace: curr_time, sleep (tools/clock.h) */
 };
 
 /* The goal tools, offered together when the `goals` feature is on (api/goals/goal_tools.h). */
@@ -42,11 +44,13 @@ enum tool_wire { TOOL_WIRE_RESPONSES, TOOL_WIRE_CHAT };
  * The set a turn offers, as upstream 0.169 chooses it (recorded: tests/fixtures/tools/): a model
  * unknown to its catalogue (a custom provider's "fallback metadata") gets exec_command and
  * write_stdin and request_user_input (in every collaboration mode: outside Plan mode a call is
- * refused); a catalogue model gets apply_patch too (a code-mode turn nests them all in exec:
+ * refused) and view_image (0.169 offers it even with `[tools] view_image = false`); a
+ * catalogue model gets apply_patch too (and in code mode, for the gpt-6 families, the clock:
+ * turn.c adds TOOL_SPEC_CLOCK) (a code-mode turn nests them all in exec:
  * agent/codemode/codemode_tools.h); update_plan only
  * with `[tools.update_plan] enabled = true`; the goal tools are added by the caller when the
- * `goals` feature is on. Upstream's other tools (view_image, web_search, the multi-agent
- * tools) are not offered: nothing here runs them.
+ * `goals` feature is on. Upstream's other tools (web_search, the multi-agent tools) are not
+ * offered: nothing here runs them.
  */
 unsigned tool_specs_select(int known_model, int update_plan);
 

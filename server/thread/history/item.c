@@ -460,11 +460,17 @@ item_from_core(json_t *c)
 		return item_command_from_core(c);
 	if (strcmp(type, "FileChange") == 0)
 		return item_patch_from_core(c);
+	if (strcmp(type, "Extension") == 0 &&
+		strcmp(item_str(c, "kind") ?: "", "clock.sleep") == 0) /* recorded, 0.169 */
+		return json_pack("{s:s, s:o, s:o}", "type", "sleep", "id", item_or_null(c, "id"),
+			"durationMs", item_or_null(c, "durationMs"));
 	/* Plan, WebSearch, McpToolCall, ContextCompaction, ...: key by key. */
 	char *t = xstrdup(type);
 	t[0] = (char)tolower((unsigned char)t[0]);
 	o = item_rekey(c, t, item_camel);
 	free(t);
+	if (strcmp(type, "ImageView") == 0) /* its path as a file:// URL (recorded, 0.169) */
+		json_object_set_new(o, "path", item_path_value(json_object_get(c, "path")));
 	return o;
 }
 
@@ -620,10 +626,15 @@ item_to_core(json_t *v)
 		return item_command_to_core(v);
 	if (strcmp(type, "fileChange") == 0)
 		return item_patch_to_core(v);
+	if (strcmp(type, "sleep") == 0) /* upstream's extension item (recorded, 0.169) */
+		return json_pack("{s:s, s:s, s:o, s:o}", "type", "Extension", "kind", "clock.sleep",
+			"id", item_or_null(v, "id"), "durationMs", item_or_null(v, "durationMs"));
 	char *t = xstrdup(type);
 	t[0] = (char)toupper((unsigned char)t[0]);
 	o = item_rekey(v, t, item_snake);
 	free(t);
+	if (strcmp(type, "imageView") == 0 && item_str(v, "path") != NULL)
+		json_object_set_new(o, "path", json_sprintf("file://%s", item_str(v, "path")));
 	/* Timestamps live beside the item in the event, not inside it. */
 	json_object_del(o, "started_at_ms");
 	json_object_del(o, "completed_at_ms");

@@ -16,6 +16,7 @@
 #include "agent/prompt/model_items.h"
 #include "agent/shell/shell_env.h"
 #include "agent/tools/tool_output.h"
+#include "model/model.h"
 #include "thread/rollout/rollout_summary.h"
 
 /* A message item with one text. */
@@ -139,10 +140,57 @@ test_small_helpers(void **state)
 	assert_int_equal(tool_output_utf8_cut("\xf0\x9f\x98", 3), 3); /* an emoji's 3 of 4 */
 }
 
+/* The compaction's summary, a delta's notification, a model error and a usage's sums (moved
+ * out of agent_tools.c and agent_model.c). */
+static void
+test_moved(void **state)
+{
+	json_t *items = json_loads("[{\"type\":\"reasoning\"},{\"type\":\"message\",\"content\":"
+				   "[{\"text\":\"a\"},{\"text\":\"b\"}]},{\"type\":\"message\","
+				   "\"content\":[{\"text\":\"c\"}]}]",
+		0, NULL);
+	struct model_event ev = {.kind = MODEL_EV_REASONING_SUMMARY_DELTA,
+		.delta = "xy",
+		.delta_len = 1,
+		.index = 2};
+	struct model_error e = {.message = NULL};
+	struct model_usage u = {
+		.input_tokens = 3, .output_tokens = 4, .total_tokens = 7, .present = 1};
+	struct token_totals last, total = {.input = 1};
+	const char *method;
+	char *s = history_items_text(items, 1024), *d;
+	json_t *p;
+
+	(void)state;
+	assert_string_equal(s, "abc");
+	free(s);
+	json_decref(items);
+	p = model_items_delta(&ev, "r1", &method);
+	assert_string_equal(method, "item/reasoning/summaryTextDelta");
+	d = json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(d, "{\"delta\":\"x\",\"itemId\":\"r1\",\"summaryIndex\":2}");
+	free(d);
+	json_decref(p);
+	ev.kind = MODEL_EV_TEXT_DELTA;
+	json_decref(model_items_delta(&ev, "m1", &method));
+	assert_string_equal(method, "item/agentMessage/delta");
+	p = model_items_turn_error(&e);
+	assert_string_equal(json_string_value(json_object_get(p, "message")), "model error");
+	json_decref(p);
+	model_items_add_usage(&u, &last, &total);
+	assert_int_equal(last.input, 3);
+	assert_int_equal(total.input, 4);
+	assert_int_equal(total.total, 7);
+	model_items_add_usage(NULL, &last, &total);
+	assert_int_equal(last.total, 0);
+	assert_int_equal(total.total, 7);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_moved),
 		cmocka_unit_test(test_wanted_and_context),
 		cmocka_unit_test(test_compacted),
 		cmocka_unit_test(test_compact_keep),

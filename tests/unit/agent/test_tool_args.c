@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/tools/tool_args.h"
@@ -60,12 +61,89 @@ test_words(void **state)
 	shell_words_free(&w);
 }
 
+/* The arguments of the last shell_call: sc borrows its workdir from them. */
+static json_t *held;
+
+/* Parse a shell call from its arguments' JSON text. */
+static int
+shell_call(const char *name, const char *args, struct tool_shell_call *sc, char **why)
+{
+	json_decref(held);
+	held = json_loads(args, 0, NULL);
+	assert_non_null(held);
+	return tool_args_shell(held, name, held, 10000, sc, why);
+}
+
+static void
+test_shell_call(void **state)
+{
+	struct tool_shell_call sc;
+	char *why = NULL;
+
+	(void)state;
+	assert_int_equal(shell_call("exec_command",
+				 "{\"cmd\":\"echo hi\",\"login\":false,\"tty\":true,"
+				 "\"yield_time_ms\":1,\"max_output_tokens\":7,\"workdir\":\"sub\","
+				 "\"sandbox_permissions\":\"require_escalated\","
+				 "\"justification\":\"why\",\"prefix_rule\":[\"echo\"]}",
+				 &sc, &why),
+		0);
+	assert_int_equal(sc.kind, TOOL_SHELL_EXEC);
+	assert_int_equal(sc.argv.n, 3);
+	assert_string_equal(sc.argv.v[0], "/bin/bash");
+	assert_string_equal(sc.argv.v[1], "-c");
+	assert_string_equal(sc.argv.v[2], "echo hi");
+	assert_int_equal(sc.yield_ms, 250); /* clamped */
+	assert_int_equal(sc.max_tokens, 7);
+	assert_int_equal(sc.timeout_ms, -1);
+	assert_true(sc.tty && sc.escalated);
+	assert_string_equal(sc.workdir, "sub");
+	assert_string_equal(sc.justification, "why");
+	assert_int_equal(sc.prefix.n, 1);
+	tool_args_shell_free(&sc);
+
+	assert_int_equal(shell_call("shell_command", "{\"command\":\"ls\"}", &sc, &why), 0);
+	assert_int_equal(sc.kind, TOOL_SHELL_TEXT);
+	assert_string_equal(sc.argv.v[1], "-lc");
+	assert_int_equal(sc.timeout_ms, 10000);
+	assert_false(sc.escalated);
+	assert_null(sc.justification);
+	tool_args_shell_free(&sc);
+
+	assert_int_equal(
+		shell_call("shell", "{\"command\":[\"ls\",\"-l\"],\"timeout_ms\":5}", &sc, &why),
+		0);
+	assert_int_equal(sc.kind, TOOL_SHELL_ARGV);
+	assert_int_equal(sc.argv.n, 2);
+	assert_int_equal(sc.timeout_ms, 5);
+	tool_args_shell_free(&sc);
+
+	assert_int_equal(
+		shell_call("local_shell_call",
+			"{\"action\":{\"command\":[\"pwd\"],\"working_directory\":\"/x\"}}", &sc,
+			&why),
+		0);
+	assert_int_equal(sc.kind, TOOL_SHELL_TEXT);
+	assert_string_equal(sc.workdir, "/x");
+	tool_args_shell_free(&sc);
+
+	assert_int_equal(shell_call("exec_command", "{\"command\":\"ls\"}", &sc, &why), -1);
+	assert_string_equal(why, "failed to parse function arguments: missing field `cmd`");
+	free(why);
+	assert_int_equal(shell_call("shell", "{\"command\":[]}", &sc, &why), -1);
+	assert_string_equal(why, "failed to parse function arguments: missing field `command`");
+	free(why);
+	json_decref(held);
+	held = NULL;
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_int),
 		cmocka_unit_test(test_words),
+		cmocka_unit_test(test_shell_call),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,17 +45,20 @@ test_default_set(void **state)
 	names_of(arr, names, sizeof(names));
 	assert_string_equal(names, "exec_command,write_stdin");
 	json_decref(arr);
-	/* request_user_input is offered in every mode (refused outside Plan mode) */
-	assert_int_equal(
-		tool_specs_select(0, 0), TOOL_SPECS_DEFAULT | TOOL_SPEC_REQUEST_USER_INPUT);
+	/* request_user_input is offered in every mode (refused outside Plan mode), view_image to
+	 * every model */
+	assert_int_equal(tool_specs_select(0, 0),
+		TOOL_SPECS_DEFAULT | TOOL_SPEC_REQUEST_USER_INPUT | TOOL_SPEC_VIEW_IMAGE);
 	assert_int_equal(tool_specs_select(0, 1),
-		TOOL_SPECS_DEFAULT | TOOL_SPEC_REQUEST_USER_INPUT | TOOL_SPEC_UPDATE_PLAN);
+		TOOL_SPECS_DEFAULT | TOOL_SPEC_REQUEST_USER_INPUT | TOOL_SPEC_UPDATE_PLAN |
+			TOOL_SPEC_VIEW_IMAGE);
 	assert_int_equal(tool_specs_select(1, 0),
-		TOOL_SPECS_DEFAULT | TOOL_SPEC_REQUEST_USER_INPUT | TOOL_SPEC_APPLY_PATCH_FREEFORM);
+		TOOL_SPECS_DEFAULT | TOOL_SPEC_REQUEST_USER_INPUT | TOOL_SPEC_APPLY_PATCH_FREEFORM |
+			TOOL_SPEC_VIEW_IMAGE);
 	arr = tool_specs_build(all, TOOL_WIRE_RESPONSES);
 	names_of(arr, names, sizeof(names));
-	assert_string_equal(
-		names, "exec_command,write_stdin,update_plan,request_user_input,apply_patch");
+	assert_string_equal(names,
+		"exec_command,write_stdin,update_plan,request_user_input,apply_patch,view_image");
 	ap = json_array_get(arr, 4);
 	assert_string_equal(json_string_value(json_object_get(ap, "type")), "custom");
 	assert_string_equal(
@@ -121,6 +124,7 @@ test_chat(void **state)
 	char names[256];
 
 	names_of(arr, names, sizeof(names));
+	/* not view_image: a Chat tool message carries no image */
 	assert_string_equal(
 		names, "exec_command,write_stdin,update_plan,request_user_input,apply_patch");
 	json_array_foreach(arr, i, t)
