@@ -1,4 +1,5 @@
 /* Allocation helpers: abort instead of returning NULL (see xmalloc.h). */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,19 @@ xstrndup(const char *s, size_t n)
 	memcpy(p, s, len);
 	p[len] = '\0';
 	return p;
+}
+
+char *
+xstrtrim(const char *s)
+{
+	size_t n;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	n = strlen(s);
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		n--;
+	return xstrndup(s, n);
 }
 
 /* Format into a fresh heap string. */

@@ -12,6 +12,8 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/* A copy of s without white space at either end (Rust's str::trim for ASCII). */
+char *xstrtrim(const char *s);
 /* Formatted allocation: returns a heap string the caller frees. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -95,20 +95,6 @@ provider_env_ok(const char *name)
 	return 1;
 }
 
-/* name without the white space around it; heap. */
-static char *
-provider_trim(const char *s)
-{
-	size_t n;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	n = strlen(s);
-	while (n > 0 && isspace((unsigned char)s[n - 1]))
-		n--;
-	return xstrndup(s, n);
-}
-
 /* A key path segment as config_write splits them: quoted unless plain. */
 static char *
 provider_key(const char *id, const char *table, const char *key)
@@ -175,7 +161,7 @@ provider_gateway(const struct config *c, const json_t *settings, json_t *edits, 
 		     *name = json_object_get(settings, "name"),
 		     *url = json_object_get(settings, "baseUrl"),
 		     *env = json_object_get(settings, "envKey");
-	char *trimmed = name != NULL ? provider_trim(json_string_value(name)) : NULL;
+	char *trimmed = name != NULL ? xstrtrim(json_string_value(name)) : NULL;
 	int r = -1;
 
 	*code = "configValidationError";

@@ -27,20 +27,6 @@
 	"complete.</context>\n  <action>review</action>\n  <results>\n  None.\n  </results>\n"     \
 	"</user_action>\n\n"
 
-/* A copy of s without leading and trailing white space (Rust's str::trim, ASCII). */
-static char *
-review_trim(const char *s)
-{
-	size_t n;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	n = strlen(s);
-	while (n > 0 && isspace((unsigned char)s[n - 1]))
-		n--;
-	return xstrndup(s, n);
-}
-
 /* Whether s is missing or white space only. */
 static int
 review_blank(const char *s)
@@ -127,7 +113,7 @@ review_target_text(
 		}
 		free(s);
 	} else if (strcmp(type, "custom") == 0) {
-		s = review_trim(instr != NULL ? instr : "");
+		s = xstrtrim(instr != NULL ? instr : "");
 		if (*s == '\0') {
 			free(s);
 			*cause = xstrdup("instructions must not be empty");
@@ -258,16 +244,15 @@ review_render(const char *message, struct review_result *r)
 		(open = strchr(message, '{')) != NULL && (close = strrchr(message, '}')) != NULL &&
 		open < close)
 		out = review_parse(open, (size_t)(close - open) + 1);
-	expl = review_trim(out != NULL
-			? json_string_value(json_object_get(out, "overall_explanation"))
-			: message);
+	expl = xstrtrim(out != NULL ? json_string_value(json_object_get(out, "overall_explanation"))
+				    : message);
 	findings = out != NULL ? json_object_get(out, "findings") : NULL;
 	buf_init(&block, REVIEW_TEXT_MAX);
 	if (json_array_size(findings) > 0)
 		review_findings_block(&block, findings);
 	buf_init(&text, REVIEW_TEXT_MAX);
 	buf_adds(&text, expl);
-	tblock = review_trim(block.ptr != NULL ? block.ptr : "");
+	tblock = xstrtrim(block.ptr != NULL ? block.ptr : "");
 	if (*tblock != '\0') {
 		if (text.len > 0)
 			buf_add(&text, "\n\n", 2);
