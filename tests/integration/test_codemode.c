@@ -48,7 +48,7 @@ have_node(void)
 static char *
 script_for(const json_t *steps)
 {
-	json_t *resps = json_array(), *st, *item;
+	json_t *items = json_array(), *st, *item;
 	char id[32], *args, *text;
 	size_t i;
 
@@ -65,16 +65,9 @@ script_for(const json_t *steps)
 				id, "name", "wait", "arguments", args);
 			free(args);
 		}
-		json_array_append_new(resps,
-			json_pack("{s:[{s:s}, {s:s, s:o}, {s:s}]}", "events", "ev", "created",
-				"type", "response.output_item.done", "item", item, "ev",
-				"completed"));
+		json_array_append_new(items, item);
 	}
-	json_array_append_new(resps,
-		json_pack("{s:[{s:s}, {s:s, s:s, s:s}, {s:s}]}", "events", "ev", "created", "ev",
-			"message", "id", "m-end", "text", "done", "ev", "completed"));
-	text = json_dumps(resps, JSON_COMPACT);
-	json_decref(resps);
+	text = tt_calls_script(items);
 	return text;
 }
 

@@ -30,7 +30,7 @@
 static char *
 gt_script(const json_t *steps)
 {
-	json_t *resps = json_array(), *st, *item, *a;
+	json_t *items = json_array(), *st, *item, *a;
 	const char *tool;
 	char id[32], *args, *text;
 	size_t i;
@@ -50,33 +50,10 @@ gt_script(const json_t *steps)
 				id, "name", tool, "arguments", args);
 			free(args);
 		}
-		json_array_append_new(resps,
-			json_pack("{s:[{s:s}, {s:s, s:o}, {s:s}]}", "events", "ev", "created",
-				"type", "response.output_item.done", "item", item, "ev",
-				"completed"));
+		json_array_append_new(items, item);
 	}
-	json_array_append_new(resps,
-		json_pack("{s:[{s:s}, {s:s, s:s, s:s}, {s:s}]}", "events", "ev", "created", "ev",
-			"message", "id", "m-end", "text", "done", "ev", "completed"));
-	text = json_dumps(resps, JSON_COMPACT);
-	json_decref(resps);
+	text = tt_calls_script(items);
 	return text;
-}
-
-/* s with every occurrence of from replaced by to (s freed; heap). */
-static char *
-gt_replace(char *s, const char *from, const char *to)
-{
-	char *at, *out;
-	size_t from_at = 0;
-
-	while ((at = strstr(s + from_at, from)) != NULL) {
-		out = xasprintf("%.*s%s%s", (int)(at - s), s, to, at + strlen(from));
-		from_at = (size_t)(at - s) + strlen(to);
-		free(s);
-		s = out;
-	}
-	return s;
 }
 
 /* Replace the digits after each marker with 0 (s freed; heap). */
@@ -131,9 +108,9 @@ gt_norm(const json_t *v, const struct tt *f, const char *turn_id)
 	json_object_del(copy, "id");
 	s = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 	json_decref(copy);
-	s = gt_replace(s, f->thread_id, "UUID");
+	s = tt_replace(s, f->thread_id, "UUID");
 	if (turn_id != NULL)
-		s = gt_replace(s, turn_id, "UUID");
+		s = tt_replace(s, turn_id, "UUID");
 	s = gt_zero(s, "\"createdAt\":");
 	s = gt_zero(s, "\"updatedAt\":");
 	s = gt_zero(s, "\\\"createdAt\\\":");

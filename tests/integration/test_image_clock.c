@@ -67,27 +67,11 @@ vi_put(const char *dir, const char *name, const char *from)
 	free(sub);
 }
 
-/* s with every `from` replaced by `to` (s freed, heap). */
-static char *
-vi_replace(char *s, const char *from, const char *to)
-{
-	char *at, *out;
-	size_t pos = 0;
-
-	while ((at = strstr(s + pos, from)) != NULL) {
-		out = xasprintf("%.*s%s%s", (int)(at - s), s, to, at + strlen(from));
-		pos = (size_t)(at - s) + strlen(to);
-		free(s);
-		s = out;
-	}
-	return s;
-}
-
 /* The mock's script: each step's call item (call-N, placeholders filled), then a message. */
 static char *
 vi_script(const json_t *steps, const char *d)
 {
-	json_t *resps = json_array(), *st, *item;
+	json_t *items = json_array(), *st, *item;
 	char id[32], *text, *ws = xasprintf("%s/ws", d);
 	size_t i;
 
@@ -96,18 +80,11 @@ vi_script(const json_t *steps, const char *d)
 		item = json_deep_copy(json_object_get(st, "call") ?: st);
 		snprintf(id, sizeof id, "call-%zu", i + 1);
 		json_object_set_new(item, "call_id", json_string(id));
-		json_array_append_new(resps,
-			json_pack("{s:[{s:s}, {s:s, s:o}, {s:s}]}", "events", "ev", "created",
-				"type", "response.output_item.done", "item", item, "ev",
-				"completed"));
+		json_array_append_new(items, item);
 	}
-	json_array_append_new(resps,
-		json_pack("{s:[{s:s}, {s:s, s:s, s:s}, {s:s}]}", "events", "ev", "created", "ev",
-			"message", "id", "m-end", "text", "done", "ev", "completed"));
-	text = json_dumps(resps, JSON_COMPACT);
-	json_decref(resps);
-	text = vi_replace(text, "@WS@", ws);
-	text = vi_replace(text, "@D@", d);
+	text = tt_calls_script(items);
+	text = tt_replace(text, "@WS@", ws);
+	text = tt_replace(text, "@D@", d);
 	free(ws);
 	return text;
 }
@@ -158,8 +135,8 @@ vi_norm(const json_t *v, const struct tt *f, const char *d)
 		json_object_del(copy, "id");
 	s = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 	json_decref(copy);
-	s = vi_replace(s, f->workspace, "@D@/ws");
-	s = vi_replace(s, d, "@D@");
+	s = tt_replace(s, f->workspace, "@D@/ws");
+	s = tt_replace(s, d, "@D@");
 	s = vi_wall(s, "Wall time ");
 	s = vi_wall(s, "Wall time: ");
 	s = vi_wall(s, "aborted by user after ");

@@ -622,3 +622,41 @@ tt_late_answer(struct tt *f, const json_t *req, const char *result)
 	assert_int_equal(asc_sync(f->c, asc_timeout(3000)), 0);
 	assert_null(asc_next(f->c, 200));
 }
+
+char *
+tt_calls_script(json_t *items)
+{
+	json_t *resps = json_array(), *item;
+	char *text;
+	size_t i;
+
+	json_array_foreach(items, i, item)
+	{
+		json_array_append_new(resps,
+			json_pack("{s:[{s:s}, {s:s, s:O}, {s:s}]}", "events", "ev", "created",
+				"type", "response.output_item.done", "item", item, "ev",
+				"completed"));
+	}
+	json_array_append_new(resps,
+		json_pack("{s:[{s:s}, {s:s, s:s, s:s}, {s:s}]}", "events", "ev", "created", "ev",
+			"message", "id", "m-end", "text", "done", "ev", "completed"));
+	text = json_dumps(resps, JSON_COMPACT);
+	json_decref(resps);
+	json_decref(items);
+	return text;
+}
+
+char *
+tt_replace(char *s, const char *from, const char *to)
+{
+	char *at, *out;
+	size_t pos = 0;
+
+	while ((at = strstr(s + pos, from)) != NULL) {
+		out = xasprintf("%.*s%s%s", (int)(at - s), s, to, at + strlen(from));
+		pos = (size_t)(at - s) + strlen(to);
+		free(s);
+		s = out;
+	}
+	return s;
+}

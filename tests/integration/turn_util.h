@@ -80,6 +80,13 @@ json_t *tt_collect(struct tt *f, tt_answer_fn answer, void *arg);
 
 /* A script with ` for " (C strings of JSON read better); heap. */
 char *tt_script(const char *text);
+/*
+ * A mock script answering each request with one of items (stolen: call items, one response
+ * each), then a last response with the message "done" (JSON text, heap).
+ */
+char *tt_calls_script(json_t *items);
+/* s with every `from` replaced by `to` (s freed; heap). */
+char *tt_replace(char *s, const char *from, const char *to);
 /* Request n's body (borrowed from recs), as the mock recorded it. */
 json_t *tt_request_body(const json_t *recs, size_t n);
 /* The function_call_output (or custom_tool_call_output) text for call_id in a body, or NULL. */
