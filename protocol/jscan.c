@@ -509,7 +509,7 @@ jscan_unescape(struct jspan v, struct buf *b)
 		}
 		p += 2;
 		run = p;
-		if ((r = buf_add(b, u, utf8_encode(cp, u))) != 0)
+		if ((r = buf_add(b, u, utf8_put_cp(cp, u))) != 0)
 			return r;
 	}
 	return buf_add(b, run, (size_t)(p - run));

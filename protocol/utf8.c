@@ -195,7 +195,7 @@ utf8_json_append(struct buf *b, const char *s, size_t n, size_t limit)
 
 /* One code point (<= U+10FFFF) as UTF-8 into out; returns its length (1-4). */
 size_t
-utf8_encode(unsigned cp, char out[4])
+utf8_put_cp(unsigned cp, char out[4])
 {
 	if (cp < 0x80) {
 		out[0] = (char)cp;

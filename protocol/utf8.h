@@ -9,7 +9,7 @@
 /* Length of the longest valid UTF-8 prefix of s (n when all of it is valid). */
 size_t utf8_valid_prefix(const char *s, size_t n);
 /* One code point (<= U+10FFFF) as UTF-8 into out; returns its length (1-4). */
-size_t utf8_encode(unsigned cp, char out[4]);
+size_t utf8_put_cp(unsigned cp, char out[4]);
 /*
  * A valid UTF-8 copy of s, each maximal invalid subsequence replaced by U+FFFD (as
  * String::from_utf8_lossy does); *outlen gets its length. The result is NUL-terminated.

@@ -24,7 +24,6 @@
 #include "sandbox/cgroup/cgroup.h"
 #include "sandbox/spawn/spawn.h"
 #include "config/config.h"
-#include "config/digest.h"
 #include "exec/exec.h"
 #include "daemon.h"
 #include "hooks/hooks_turn.h"
@@ -43,6 +42,7 @@
 #define DAEMON_READ_BUDGET   (1024 * 1024) /* bytes read per callback before yielding */
 #define DAEMON_EOF_GRACE     1.0	   /* seconds running commands get after stdin EOF */
 #define DAEMON_FLUSH_IDLE_MS 10000	   /* at exit, give up on a client that reads nothing */
+#define DAEMON_CGROUP_QUIET  0.005	   /* seconds without a request before the cgroups' probe */
 
 struct daemon {
 	struct ev_loop *loop;
@@ -59,6 +59,7 @@ struct daemon {
 	struct session *session; /* every area's state of this connection */
 	struct http *http;	 /* model requests; curl starts on first use */
 	ev_idle config_idle;	 /* configWarning, once, after the initialize answer went out */
+	ev_timer cgroup_probe;	 /* the cgroups' sweep and probe, once the client pauses */
 	int config_checked;
 	double grace;
 	int paused;
@@ -181,6 +182,8 @@ daemon_line(void *arg, const char *line, size_t len, int oversized)
 	struct daemon *d = arg;
 
 	rpc_line(d->rpc, line, len, oversized);
+	if (ev_is_active(&d->cgroup_probe))
+		ev_timer_again(d->loop, &d->cgroup_probe);
 	if (!d->config_checked && rpc_initialized(d->rpc)) {
 		d->config_checked = 1;
 		ev_idle_start(d->loop, &d->config_idle);
@@ -250,6 +253,20 @@ daemon_congested(void *arg)
 	struct daemon *d = arg;
 
 	return outq_congested(d->q);
+}
+
+/*
+ * The cgroups' set-up (cgroup_support: what daemons killed with -9 left running is killed, our
+ * directory made, a child cloned into it as the probe) is 0.7 ms of cgroupfs work and a fork:
+ * it waits until the client has sent nothing for DAEMON_CGROUP_QUIET, out of a client's
+ * start-up sequence. A command started before then probes at its spawn.
+ */
+static void
+daemon_cgroup_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	ev_ref(loop); /* it was unref'd: it keeps no loop running */
+	ev_timer_stop(loop, w);
+	(void)cgroup_support();
 }
 
 /* After initialize was answered: read the configuration, report its problems. */
@@ -343,10 +360,11 @@ daemon_run(const struct daemon_opts *opts)
 	/* Orphaned grandchildren of our commands become ours, so libev reaps them too. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	daemon_raise_nofile();
-	/* Now, not at the first command: what daemons killed with -9 left running dies here. */
-	(void)cgroup_support();
-	digest_preload();
 	d.loop = ev_default_loop(EVFLAG_AUTO);
+	/* Not at the first command: what daemons killed with -9 left running dies now. */
+	ev_timer_init(&d.cgroup_probe, daemon_cgroup_cb, DAEMON_CGROUP_QUIET, DAEMON_CGROUP_QUIET);
+	ev_timer_start(d.loop, &d.cgroup_probe);
+	ev_unref(d.loop);
 	if (opts->listen != NULL) {
 		status = daemon_ws_run(d.loop, opts);
 		goto out;
@@ -407,6 +425,10 @@ out:
 	ev_check_stop(d.loop, &d.check);
 	ev_timer_stop(d.loop, &d.deadline);
 	ev_timer_stop(d.loop, &d.eof_grace);
+	if (ev_is_active(&d.cgroup_probe)) {
+		ev_ref(d.loop);
+		ev_timer_stop(d.loop, &d.cgroup_probe);
+	}
 	ev_io_stop(d.loop, &d.in_io);
 	rpc_free(d.rpc);
 	ev_idle_stop(d.loop, &d.config_idle);

@@ -65,7 +65,7 @@ jsv_regex_add_cp(struct jsv_regex_out *b, unsigned cp)
 {
 	char u[4];
 
-	jsv_regex_add(b, u, utf8_encode(cp, u));
+	jsv_regex_add(b, u, utf8_put_cp(cp, u));
 }
 
 /* Append a code point as a literal outside brackets (escaping ERE specials). */

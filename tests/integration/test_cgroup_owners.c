@@ -1,7 +1,7 @@
 /*
  * Whose cgroups are whose, across daemons (issue 21, items 7 and 13), against the real binary:
  *  - the survivors of a daemon's kill -9 (setsid'd descendants of an unsandboxed command,
- *    still in its cgroup) are killed by the next daemon at start-up;
+ *    still in its cgroup) are killed by the next daemon at start-up, before any command;
  *  - a daemon in another PID namespace under the same cgroup parent, which sees our pid as
  *    gone, leaves our cgroups alone (it removed them, and our next command/exec answered
  *    "cgroup failed: No such device");
@@ -309,14 +309,15 @@ test_survivors_of_kill9(void **state)
 	assert_true(cg_gone_within(sh, asc_timeout(5000)));
 	assert_false(cg_gone_within(sleeper, 300));
 
+	/* No command needed: the next daemon sweeps once its client pauses after start-up. */
 	b = wrapper != NULL ? cg_ready_via(wrapper) : xt_ready();
-	xt_exec_expect(b, xt_sh("true"), T_REPLY, 0, "", "");
 	if (!cg_gone_within(sleeper, asc_timeout(5000))) {
 		kill(sleeper, SIGKILL);
 		fail_msg(
 			"pid %d, left by a daemon killed with -9, survived the next daemon's start",
 			(int)sleeper);
 	}
+	xt_exec_expect(b, xt_sh("true"), T_REPLY, 0, "", "");
 	/* The dead daemon's directory goes too, once its processes are gone. */
 	for (long long t0 = asc_now_ms();
 		access(base, F_OK) == 0 && asc_now_ms() - t0 < asc_timeout(5000);)

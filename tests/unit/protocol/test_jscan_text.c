@@ -254,14 +254,14 @@ test_multibyte_round_trip(void **state)
 	for (size_t i = 0; i < sizeof multibyte / sizeof multibyte[0]; i++) {
 		unsigned cp = multibyte[i];
 
-		n = utf8_encode(cp, s);
+		n = utf8_put_cp(cp, s);
 		check_put_str(s, n);
 		memcpy(s + n, "\"\\\n", 3);
-		n += utf8_encode(cp, s + n + 3) + 3;
+		n += utf8_put_cp(cp, s + n + 3) + 3;
 		check_put_str(s, n);
 
 		text[0] = '"';
-		n = 1 + utf8_encode(cp, text + 1);
+		n = 1 + utf8_put_cp(cp, text + 1);
 		text[n++] = '"';
 		check_unescape(text, n);
 		if (cp < 0x10000)
@@ -278,7 +278,7 @@ test_multibyte_round_trip(void **state)
 
 		buf_init(&b, BIG);
 		for (size_t i = 0; i < sizeof multibyte / sizeof multibyte[0]; i++) {
-			n = utf8_encode(multibyte[i], s);
+			n = utf8_put_cp(multibyte[i], s);
 			assert_int_equal(buf_add(&b, s, n), 0);
 			assert_int_equal(buf_add(&b, "\t\"/\x1f", 4), 0);
 		}
