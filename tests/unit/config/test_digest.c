@@ -17,7 +17,7 @@ static void
 hex(const unsigned char *md, size_t n, char *out)
 {
 	for (size_t i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", md[i]);
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
 static void
