@@ -299,32 +299,32 @@ out:
 static void
 jsv_each_sub(const json_t *schema, void (*fn)(const json_t *, void *), void *arg)
 {
+	/* One pass over the schema's own keys (most have 1-3), not a lookup per keyword. */
 	static const char *single[] = {"additionalItems", "additionalProperties", "contains",
 		"propertyNames", "not", "if", "then", "else", "items"};
 	static const char *arrays[] = {"allOf", "anyOf", "oneOf", "items"};
 	static const char *maps[] = {
 		"properties", "patternProperties", "definitions", "dependencies"};
 	const json_t *v, *e;
-	const char *k;
+	const char *k, *k2;
 	size_t i, j;
 
-	for (i = 0; i < nitems(single); i++) {
-		v = json_object_get(schema, single[i]);
-		if (json_is_object(v) || json_is_boolean(v))
-			fn(v, arg);
-	}
-	for (i = 0; i < nitems(arrays); i++) {
-		v = json_object_get(schema, arrays[i]);
-		json_array_foreach(v, j, e) fn(e, arg);
-	}
-	for (i = 0; i < nitems(maps); i++) {
-		v = json_object_get(schema, maps[i]);
-		if (!json_is_object(v))
-			continue;
-		json_object_foreach((json_t *)v, k, e)
-		{
-			if (json_is_object(e) || json_is_boolean(e))
-				fn(e, arg);
+	json_object_foreach((json_t *)schema, k, v)
+	{
+		for (i = 0; i < nitems(single); i++)
+			if (strcmp(k, single[i]) == 0 && (json_is_object(v) || json_is_boolean(v)))
+				fn(v, arg);
+		for (i = 0; i < nitems(arrays); i++)
+			if (strcmp(k, arrays[i]) == 0)
+				json_array_foreach(v, j, e) fn(e, arg);
+		for (i = 0; i < nitems(maps); i++) {
+			if (strcmp(k, maps[i]) != 0 || !json_is_object(v))
+				continue;
+			json_object_foreach((json_t *)v, k2, e)
+			{
+				if (json_is_object(e) || json_is_boolean(e))
+					fn(e, arg);
+			}
 		}
 	}
 }

@@ -454,6 +454,76 @@ jsv_keywords_apply(struct jsv_cctx *c, struct jsv_node *n)
 	return 0;
 }
 
+enum {
+	JSV_KW_NUMERIC = 1,
+	JSV_KW_STRING = 2,
+	JSV_KW_ARRAY = 4,
+	JSV_KW_OBJECT = 8,
+	JSV_KW_APPLY = 16,
+	JSV_KW_OTHER = 32, /* type, enum, const, definitions */
+};
+
+/*
+ * The groups of keywords a schema object has, from one pass over its keys (most have 1-3):
+ * a group's function, which looks each of its keywords up, runs only when one is there.
+ */
+static unsigned
+jsv_keywords_groups(const json_t *s)
+{
+	static const struct {
+		const char *name;
+		unsigned group;
+	} kw[] = {
+		{"type", JSV_KW_OTHER},
+		{"enum", JSV_KW_OTHER},
+		{"const", JSV_KW_OTHER},
+		{"definitions", JSV_KW_OTHER},
+		{"minimum", JSV_KW_NUMERIC},
+		{"maximum", JSV_KW_NUMERIC},
+		{"exclusiveMinimum", JSV_KW_NUMERIC},
+		{"exclusiveMaximum", JSV_KW_NUMERIC},
+		{"multipleOf", JSV_KW_NUMERIC},
+		{"format", JSV_KW_NUMERIC},
+		{"minLength", JSV_KW_STRING},
+		{"maxLength", JSV_KW_STRING},
+		{"pattern", JSV_KW_STRING},
+		{"items", JSV_KW_ARRAY},
+		{"additionalItems", JSV_KW_ARRAY},
+		{"minItems", JSV_KW_ARRAY},
+		{"maxItems", JSV_KW_ARRAY},
+		{"uniqueItems", JSV_KW_ARRAY},
+		{"contains", JSV_KW_ARRAY},
+		{"properties", JSV_KW_OBJECT},
+		{"patternProperties", JSV_KW_OBJECT},
+		{"additionalProperties", JSV_KW_OBJECT},
+		{"propertyNames", JSV_KW_OBJECT},
+		{"required", JSV_KW_OBJECT},
+		{"minProperties", JSV_KW_OBJECT},
+		{"maxProperties", JSV_KW_OBJECT},
+		{"dependencies", JSV_KW_OBJECT},
+		{"allOf", JSV_KW_APPLY},
+		{"anyOf", JSV_KW_APPLY},
+		{"oneOf", JSV_KW_APPLY},
+		{"not", JSV_KW_APPLY},
+		{"if", JSV_KW_APPLY},
+		{"then", JSV_KW_APPLY},
+		{"else", JSV_KW_APPLY},
+	};
+	unsigned groups = 0;
+	const char *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)s, k, v)
+	{
+		for (size_t i = 0; i < nitems(kw); i++)
+			if (strcmp(k, kw[i].name) == 0) {
+				groups |= kw[i].group;
+				break;
+			}
+	}
+	return groups;
+}
+
 /* Compile every keyword of a schema object that has no $ref. */
 int
 jsv_keywords_compile(struct jsv_cctx *c, struct jsv_node *n)
@@ -461,7 +531,10 @@ jsv_keywords_compile(struct jsv_cctx *c, struct jsv_node *n)
 	const json_t *s = n->json, *v, *defs;
 	const char *k;
 	size_t old;
+	unsigned groups = jsv_keywords_groups(s);
 
+	if (groups == 0)
+		return 0;
 	if ((v = json_object_get(s, "type")) != NULL && jsv_keywords_type(c, n, v) < 0)
 		return -1;
 	if ((v = json_object_get(s, "enum")) != NULL) {
@@ -476,9 +549,11 @@ jsv_keywords_compile(struct jsv_cctx *c, struct jsv_node *n)
 		n->const_value = v;
 		n->flags |= JSV_F_CONST;
 	}
-	if (jsv_keywords_numeric(c, n) < 0 || jsv_keywords_string(c, n) < 0 ||
-		jsv_keywords_array(c, n) < 0 || jsv_keywords_object(c, n) < 0 ||
-		jsv_keywords_apply(c, n) < 0)
+	if (((groups & JSV_KW_NUMERIC) && jsv_keywords_numeric(c, n) < 0) ||
+		((groups & JSV_KW_STRING) && jsv_keywords_string(c, n) < 0) ||
+		((groups & JSV_KW_ARRAY) && jsv_keywords_array(c, n) < 0) ||
+		((groups & JSV_KW_OBJECT) && jsv_keywords_object(c, n) < 0) ||
+		((groups & JSV_KW_APPLY) && jsv_keywords_apply(c, n) < 0))
 		return -1;
 	/* Definitions are compiled (and so checked) even when nothing refers to them. */
 	if ((defs = json_object_get(s, "definitions")) != NULL) {
