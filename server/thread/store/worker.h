@@ -19,7 +19,10 @@ struct worker;
 /* run(arg) on the worker thread, then done(arg) on the loop thread; either may be NULL. */
 typedef void (*worker_fn)(void *arg);
 
-/* Start a worker whose completions go to loop (NULL: to whoever calls worker_complete). */
+/*
+ * A worker whose completions go to loop (NULL: to whoever calls worker_complete); its thread
+ * starts with the first job posted.
+ */
 struct worker *worker_new(struct ev_loop *loop, const char *name);
 /* Queue a job; never fails (past the ceiling it runs inline). */
 void worker_post(struct worker *w, worker_fn run, worker_fn done, void *arg);
