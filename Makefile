@@ -25,9 +25,11 @@ CFLAGS   ?=
 # libwslay and libhttp-parser ship no .pc file in Debian 12: named directly. The libraries with
 # an archive in their Debian -dev package are linked from it (docs/architecture.md,
 # "Dependencies"): nothing of theirs to map and bind at each start, and of libcrypto only its SHA
-# objects. libwslay ships no archive; libcurl is loaded when the first request needs it.
+# objects. libwslay ships no archive; libcurl (named for the tests that call it; the daemon
+# loads it when its first request needs it, server/io/http.c) stays shared.
 STATIC_LIBS := -lev -ljansson -lseccomp -lsqlite3 -lhttp_parser -lcrypto
-LDLIBS   := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic -lwslay -lutil -lpthread -lm
+LDLIBS   := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic $(shell pkg-config --libs libcurl 2>/dev/null) \
+	-lwslay -lutil -lpthread -lm
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Sources are found, never listed: every .c under these folders, at any depth (sub-folders such
