@@ -126,7 +126,19 @@ test_pipelined(void **state)
 	char *buf;
 
 	asc_initialize(c);
+	/*
+	 * The daemon sets its cgroups up (a few fds) once its client pauses (daemon.c): count
+	 * its fds once they have held still for 100 ms.
+	 */
 	fds0 = asc_fd_count(asc_pid(c));
+	for (long long still = asc_now_ms(), t0s = still;
+		asc_now_ms() - still < 100 && asc_now_ms() - t0s < asc_timeout(5000);) {
+		usleep(10000);
+		if ((fds1 = asc_fd_count(asc_pid(c))) != fds0) {
+			fds0 = fds1;
+			still = asc_now_ms();
+		}
+	}
 	buf = xmalloc(batch * 64);
 	/* Write in batches while reading: neither side may wait for the other to finish. */
 	while (sent < total || got < total) {
