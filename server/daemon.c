@@ -60,6 +60,7 @@ struct daemon {
 	struct http *http;	 /* model requests; curl starts on first use */
 	ev_idle config_idle;	 /* configWarning, once, after the initialize answer went out */
 	ev_timer cgroup_probe;	 /* the cgroups' sweep and probe, once the client pauses */
+	ev_tstamp last_line;	 /* loop time of the last line read */
 	int config_checked;
 	double grace;
 	int paused;
@@ -182,8 +183,7 @@ daemon_line(void *arg, const char *line, size_t len, int oversized)
 	struct daemon *d = arg;
 
 	rpc_line(d->rpc, line, len, oversized);
-	if (ev_is_active(&d->cgroup_probe))
-		ev_timer_again(d->loop, &d->cgroup_probe);
+	d->last_line = ev_now(d->loop); /* a store: the probe's timer looks at it */
 	if (!d->config_checked && rpc_initialized(d->rpc)) {
 		d->config_checked = 1;
 		ev_idle_start(d->loop, &d->config_idle);
@@ -259,11 +259,21 @@ daemon_congested(void *arg)
  * The cgroups' set-up (cgroup_support: what daemons killed with -9 left running is killed, our
  * directory made, a child cloned into it as the probe) is 0.7 ms of cgroupfs work and a fork:
  * it waits until the client has sent nothing for DAEMON_CGROUP_QUIET, out of a client's
- * start-up sequence. A command started before then probes at its spawn.
+ * start-up sequence. A command started before then probes at its spawn. Each line only
+ * stores its loop time (pipelined requests pay no timer update); the timer re-arms itself
+ * for what is left of the pause.
  */
 static void
 daemon_cgroup_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
+	struct daemon *d = container_of(w, struct daemon, cgroup_probe);
+	ev_tstamp quiet = ev_now(loop) - d->last_line;
+
+	if (quiet < DAEMON_CGROUP_QUIET) { /* a line came meanwhile: wait on */
+		w->repeat = DAEMON_CGROUP_QUIET - quiet;
+		ev_timer_again(loop, w);
+		return;
+	}
 	ev_ref(loop); /* it was unref'd: it keeps no loop running */
 	ev_timer_stop(loop, w);
 	(void)cgroup_support();
@@ -363,6 +373,7 @@ daemon_run(const struct daemon_opts *opts)
 	d.loop = ev_default_loop(EVFLAG_AUTO);
 	/* Not at the first command: what daemons killed with -9 left running dies now. */
 	ev_timer_init(&d.cgroup_probe, daemon_cgroup_cb, DAEMON_CGROUP_QUIET, DAEMON_CGROUP_QUIET);
+	d.last_line = ev_now(d.loop);
 	ev_timer_start(d.loop, &d.cgroup_probe);
 	ev_unref(d.loop);
 	if (opts->listen != NULL) {
