@@ -2,7 +2,9 @@
  * Tests for the thread index as a cache of the rollouts: keyset pagination over 250 threads
  * stays exact while threads are added between pages; the index deleted, corrupted or stale
  * (a rollout added behind our back) is rebuilt and answers the same; filters; two processes
- * writing one home at once leave a sound index that lists every thread of both.
+ * writing one home at once leave a sound index that lists every thread of both; a new file
+ * is made at the last version and left synchronous=NORMAL, and an old one is brought up to it
+ * with its rows kept.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +15,8 @@
 #include <sys/wait.h>
 
 #include "store_util.h"
+#include "thread/index/tindex.h"
+#include "thread/index/tsections.h"
 #include "thread/rollout/rollout_writer.h"
 
 /* n threads with one turn each, user text "topic <i>". */
@@ -325,6 +329,69 @@ test_two_processes(void **state)
 	tu_home_free(&h);
 }
 
+/* One integer (or, with text, a string) from a one-row statement of the index's connection. */
+static long long
+ix_value(struct tindex *x, const char *sql, char *text, size_t len)
+{
+	sqlite3_stmt *st = tindex_stmt(x, sql);
+	long long v;
+
+	assert_non_null(st);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	if (text != NULL)
+		snprintf(text, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_reset(st);
+	return v;
+}
+
+/*
+ * A new file: the last version, WAL, and synchronous back to NORMAL after its unsynced making.
+ * An index at version 1 (the sections' and attachments' tables gone): migrated in one go to
+ * the last version, its rows kept, the Pinned section made.
+ */
+static void
+test_fresh_and_upgrade(void **state)
+{
+	struct tu_home h;
+	struct tindex *x;
+	char *cause = NULL, *db, mode[16];
+	int fresh = 0;
+	sqlite3 *raw;
+
+	tu_empty_home(&h, "migrate");
+	assert_int_equal(tindex_open(h.home, &x, &fresh, &cause), 0);
+	assert_int_equal(fresh, 1);
+	assert_int_equal(ix_value(x, "PRAGMA user_version", NULL, 0), TINDEX_VERSION);
+	assert_int_equal(ix_value(x, "PRAGMA synchronous", NULL, 0), 1); /* NORMAL */
+	ix_value(x, "PRAGMA journal_mode", mode, sizeof mode);
+	assert_string_equal(mode, "wal");
+	tindex_close(x);
+
+	db = xasprintf("%s/app-server-threads.sqlite", h.home);
+	assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(raw,
+				 "DROP TABLE sections; DROP TABLE section_members;"
+				 " DROP TABLE attachments; INSERT INTO meta VALUES ('kept', 'yes');"
+				 " PRAGMA user_version = 1;",
+				 NULL, NULL, NULL),
+		SQLITE_OK);
+	sqlite3_close(raw);
+	assert_int_equal(tindex_open(h.home, &x, &fresh, &cause), 0);
+	assert_int_equal(fresh, 0);
+	assert_int_equal(ix_value(x, "PRAGMA user_version", NULL, 0), TINDEX_VERSION);
+	assert_int_equal(ix_value(x, "PRAGMA synchronous", NULL, 0), 1);
+	assert_int_equal(ix_value(x, "SELECT count(*) FROM meta WHERE key = 'kept'", NULL, 0), 1);
+	assert_int_equal(
+		ix_value(x, "SELECT count(*) FROM sections WHERE id = '" TSECTIONS_PINNED_ID "'",
+			NULL, 0),
+		1);
+	assert_int_equal(ix_value(x, "SELECT count(*) FROM attachments", NULL, 0), 0);
+	tindex_close(x);
+	free(db);
+	tu_home_free(&h);
+}
+
 int
 main(void)
 {
@@ -333,6 +400,7 @@ main(void)
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_rebuild),
 		cmocka_unit_test(test_two_processes),
+		cmocka_unit_test(test_fresh_and_upgrade),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
